@@ -1,0 +1,24 @@
+/// What the host application offers modules: its version, the platform it runs on, and its features.
+public struct HostEnvironment: Sendable, Hashable {
+    /// The host application's version.
+    public var version: SemanticVersion
+    /// The platform the host runs on.
+    public var platform: Platform
+    /// The platform's version.
+    public var platformVersion: SemanticVersion
+    /// Features the host offers, such as `location`.
+    public var features: Set<String>
+
+    /// Describes a host; the platform defaults to the one this code runs on.
+    public init(
+        version: SemanticVersion,
+        platform: Platform = .current,
+        platformVersion: SemanticVersion = "0.0.0",
+        features: Set<String> = []
+    ) {
+        self.version = version
+        self.platform = platform
+        self.platformVersion = platformVersion
+        self.features = features
+    }
+}

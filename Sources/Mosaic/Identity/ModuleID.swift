@@ -1,0 +1,97 @@
+/// A module's reverse-DNS identifier, such as `com.ghost.weather`.
+///
+/// Any string can be written as an identifier so that a manifest with a bad one can still be read and reported;
+/// ``problems`` lists every rule the string breaks, and the kernel refuses to activate a module whose identifier
+/// has any. The rules:
+/// - at most ``maximumLength`` characters in all;
+/// - at least two segments separated by `.`, none of them empty;
+/// - each segment at most ``maximumSegmentLength`` characters, made of lowercase ASCII letters, digits and `-`;
+/// - each segment starts with a letter and does not end with `-`.
+///
+/// Lowercase only, so that two identifiers that differ only in case can never name two different modules.
+public struct ModuleID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The identifier as written.
+    public let rawValue: String
+
+    /// The longest identifier accepted, in characters.
+    public static let maximumLength = 255
+    /// The longest segment accepted, in characters (as for a DNS label).
+    public static let maximumSegmentLength = 63
+
+    /// Creates an identifier from any string; check ``isValid`` or ``problems`` before trusting it.
+    public init(_ rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: ModuleID, rhs: ModuleID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// Whether the identifier follows every rule.
+    public var isValid: Bool { problems.isEmpty }
+
+    /// Every rule the identifier breaks, each as a sentence that says what to change; empty when valid.
+    public var problems: [String] {
+        var problems: [String] = []
+        let scalars = rawValue.unicodeScalars
+        if scalars.isEmpty {
+            return ["the identifier is empty; use reverse-DNS form such as 'com.example.feature'"]
+        }
+        if scalars.count > Self.maximumLength {
+            problems.append("it is \(scalars.count) characters long; shorten it to at most \(Self.maximumLength)")
+        }
+        let segments = rawValue.split(separator: ".", omittingEmptySubsequences: false)
+        if segments.count < 2 {
+            problems.append("it has one segment; use at least two separated by '.', such as 'com.example'")
+        }
+        for (index, segment) in segments.enumerated() {
+            problems += Self.problems(inSegment: segment, at: index + 1)
+        }
+        return problems
+    }
+
+    private static func problems(inSegment segment: Substring, at position: Int) -> [String] {
+        let name = "segment \(position)"
+        guard let first = segment.unicodeScalars.first, let last = segment.unicodeScalars.last else {
+            return ["\(name) is empty; remove the extra '.'"]
+        }
+        var problems: [String] = []
+        if segment.unicodeScalars.count > maximumSegmentLength {
+            problems.append("\(name) is longer than \(maximumSegmentLength) characters; shorten it")
+        }
+        let disallowed = segment.unicodeScalars.filter { !isAllowed($0) }
+        if !disallowed.isEmpty {
+            let shown = disallowed.prefix(5).map { printable($0) }.joined(separator: ", ")
+            problems.append("\(name) '\(segment.prefix(40))' contains \(shown); use only a-z, 0-9 and '-'")
+        }
+        if !("a"..."z").contains(first) {
+            problems.append("\(name) '\(segment.prefix(40))' must start with a lowercase letter")
+        }
+        if last == "-" {
+            problems.append("\(name) '\(segment.prefix(40))' must not end with '-'")
+        }
+        return problems
+    }
+
+    private static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-"
+    }
+
+    private static func printable(_ scalar: Unicode.Scalar) -> String {
+        scalar.properties.generalCategory == .control || scalar == " "
+            ? "U+\(String(scalar.value, radix: 16, uppercase: true))" : "'\(scalar)'"
+    }
+}

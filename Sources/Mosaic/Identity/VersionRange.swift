@@ -1,0 +1,142 @@
+internal import Version
+
+/// The versions of a module (or of the host) that a manifest accepts.
+///
+/// Written in code as a Swift range of versions (`"1.0.0"..<"2.0.0"`, `"1.0.0"..."1.9.0"`), with
+/// ``from(_:)`` for "this version up to the next major", or ``any``. Written in a manifest file as the same text:
+/// `"1.0.0..<2.0.0"`, `"1.0.0...1.9.0"`, `"^1.2.0"`, `">=1.2.0"` or `"*"`.
+///
+/// A pre-release version is accepted only when a bound of the range is itself a pre-release (as in SwiftPM and npm),
+/// so `1.0.0..<2.0.0` does not accept `1.5.0-beta`.
+public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The smallest accepted version, inclusive; `nil` when there is no lower bound.
+    public let lowerBound: SemanticVersion?
+    /// The upper bound; `nil` when there is none.
+    public let upperBound: SemanticVersion?
+    /// Whether ``upperBound`` itself is accepted.
+    public let includesUpperBound: Bool
+
+    /// Every version.
+    public static let any = VersionRange(lowerBound: nil, upperBound: nil, includesUpperBound: false)
+
+    private init(lowerBound: SemanticVersion?, upperBound: SemanticVersion?, includesUpperBound: Bool) {
+        self.lowerBound = lowerBound
+        self.upperBound = upperBound
+        self.includesUpperBound = includesUpperBound
+    }
+
+    /// `lower..<upper`.
+    public init(_ range: Range<SemanticVersion>) {
+        self.init(lowerBound: range.lowerBound, upperBound: range.upperBound, includesUpperBound: false)
+    }
+
+    /// `lower...upper`.
+    public init(_ range: ClosedRange<SemanticVersion>) {
+        self.init(lowerBound: range.lowerBound, upperBound: range.upperBound, includesUpperBound: true)
+    }
+
+    /// `version` or any later version.
+    public static func atLeast(_ version: SemanticVersion) -> VersionRange {
+        VersionRange(lowerBound: version, upperBound: nil, includesUpperBound: false)
+    }
+
+    /// `version` up to, not including, the next major version (SwiftPM's `from:`, npm's `^`).
+    public static func from(_ version: SemanticVersion) -> VersionRange {
+        VersionRange(lowerBound: version, upperBound: version.nextMajor ?? version, includesUpperBound: false)
+    }
+
+    /// Whether the range accepts `version`; an invalid version is never accepted.
+    public func contains(_ version: SemanticVersion) -> Bool {
+        guard let candidate = version.value, lowerBound?.isValid != false, upperBound?.isValid != false else {
+            return false
+        }
+        switch (lowerBound?.value, upperBound?.value) {
+        case (let lower?, let upper?):
+            if lower > upper { return false }
+            return includesUpperBound ? (lower...upper).contains(candidate) : (lower..<upper).contains(candidate)
+        case (let lower?, nil):
+            return candidate >= lower && (candidate.prereleaseIdentifiers.isEmpty || !lower.prereleaseIdentifiers.isEmpty)
+        case (nil, nil):
+            return candidate.prereleaseIdentifiers.isEmpty
+        case (nil, let upper?):
+            return candidate < upper && candidate.prereleaseIdentifiers.isEmpty
+        }
+    }
+
+    /// What is wrong with the range and how to write it, or `nil` when it is well formed.
+    public var problem: String? {
+        for bound in [lowerBound, upperBound].compactMap({ $0 }) {
+            if let problem = bound.problem { return "range '\(self)': \(problem)" }
+        }
+        if let lower = lowerBound?.value, let upper = upperBound?.value,
+            includesUpperBound ? lower > upper : lower >= upper
+        {
+            return "range '\(self)' is empty; its lower bound must be below its upper bound"
+        }
+        return nil
+    }
+
+    public var description: String {
+        switch (lowerBound, upperBound) {
+        case (nil, nil): "*"
+        case (let lower?, nil): ">=\(lower)"
+        case (let lower?, let upper?): "\(lower)\(includesUpperBound ? "..." : "..<")\(upper)"
+        case (nil, let upper?): "..<\(upper)"
+        }
+    }
+
+    /// Reads the text form used in manifest files; `nil` when the text has none of the accepted shapes.
+    public init?(parsing text: String) {
+        let text = text.trimmingWhitespace()
+        if text == "*" || text.isEmpty {
+            self = .any
+        } else if text.hasPrefix("^") {
+            self = .from(SemanticVersion(String(text.dropFirst()).trimmingWhitespace()))
+        } else if text.hasPrefix(">=") {
+            self = .atLeast(SemanticVersion(String(text.dropFirst(2)).trimmingWhitespace()))
+        } else if let parts = text.split(around: "..<") {
+            self.init(lowerBound: SemanticVersion(parts.0), upperBound: SemanticVersion(parts.1), includesUpperBound: false)
+        } else if let parts = text.split(around: "...") {
+            self.init(lowerBound: SemanticVersion(parts.0), upperBound: SemanticVersion(parts.1), includesUpperBound: true)
+        } else {
+            return nil
+        }
+    }
+
+    /// The accepted text shapes, for error messages.
+    public static let acceptedForms = "'1.0.0..<2.0.0', '1.0.0...1.9.0', '^1.2.0', '>=1.2.0' or '*'"
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let range = VersionRange(parsing: text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "'\(text.prefix(80))' is not a version range; write \(Self.acceptedForms)")
+        }
+        self = range
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+
+    /// The text before and after the first `separator`, each trimmed; `nil` when absent.
+    func split(around separator: String) -> (String, String)? {
+        var index = startIndex
+        while index < endIndex {
+            if self[index...].hasPrefix(separator) {
+                let after = self.index(index, offsetBy: separator.count)
+                return (String(self[..<index]).trimmingWhitespace(), String(self[after...]).trimmingWhitespace())
+            }
+            index = self.index(after: index)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,40 @@
+/// A named capability the host grants or revokes, such as `weather` or `premium.export`.
+///
+/// A module lists the entitlements it needs; the kernel activates it only while all of them are granted.
+public struct Entitlement: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The entitlement's name.
+    public let name: String
+
+    /// Creates an entitlement from its name; ``problem`` says whether the name is usable.
+    public init(_ name: String) {
+        self.name = name
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+
+    public var description: String { name }
+
+    public static func < (lhs: Entitlement, rhs: Entitlement) -> Bool { lhs.name < rhs.name }
+
+    /// What is wrong with the name, or `nil` when it is 1–128 printable ASCII characters without spaces.
+    public var problem: String? {
+        let scalars = name.unicodeScalars
+        if scalars.isEmpty { return "an entitlement name is empty; name the capability, such as 'weather'" }
+        if scalars.count > 128 { return "entitlement '\(name.prefix(40))…' is longer than 128 characters; shorten it" }
+        if !scalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) {
+            return "entitlement '\(name.prefix(40))' has spaces, control or non-ASCII characters; use printable ASCII only"
+        }
+        return nil
+    }
+}

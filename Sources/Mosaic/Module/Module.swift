@@ -1,0 +1,39 @@
+/// A self-contained feature of the application: who it is, what it needs, and what it does when it runs.
+///
+/// A module declares a static ``manifest`` that the kernel validates, with every other module's, before any
+/// module is created; then the kernel creates each module with `init()` and calls ``activate(_:)`` in
+/// dependency order. Both lifecycle methods have empty defaults, so a module writes only what it needs.
+///
+/// ```swift
+/// struct WeatherModule: Module {
+///     static let manifest = Manifest(id: "com.ghost.weather", version: "1.4.0", entitlements: ["weather"])
+///
+///     func activate(_ context: ActivationContext) async throws {
+///         context.logger.info("weather is up")
+///     }
+/// }
+/// ```
+///
+/// Implementation requirements:
+/// - `activate` should finish promptly; the kernel fails a module that exceeds its time limit and cancels its task.
+/// - `deactivate` must release whatever `activate` acquired; it is called once, in reverse dependency order.
+/// - A module is created again after it was deactivated and is activated again (for example when an entitlement
+///   is granted back), so it must not rely on state from an earlier activation.
+public protocol Module: Sendable {
+    /// The module's identity, needs and dependencies.
+    static var manifest: Manifest { get }
+
+    /// Creates the module; the kernel calls this only after the whole graph was validated.
+    init()
+
+    /// Starts the module. Throwing fails this module and blocks the modules that require it.
+    func activate(_ context: ActivationContext) async throws
+
+    /// Stops the module and releases what it holds.
+    func deactivate() async
+}
+
+extension Module {
+    public func activate(_ context: ActivationContext) async throws {}
+    public func deactivate() async {}
+}

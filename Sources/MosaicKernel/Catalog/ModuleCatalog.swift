@@ -1,0 +1,77 @@
+public import Mosaic
+
+/// Every module the host knows about, from code and from manifest files, before anything is validated.
+///
+/// ```swift
+/// var catalog = ModuleCatalog(groups: [CoreModules.self, FeatureModules.self])
+/// catalog.discover(in: "/etc/ghost/modules", entryPoints: ["WeatherModule": ModuleFactory(WeatherModule.self)])
+/// ```
+/// The same module listed twice (in two groups, or in code and in a file) is kept once. Two *different* modules
+/// with one identifier are both kept, so that validation reports the clash instead of hiding one of them.
+public struct ModuleCatalog: Sendable {
+    /// Where an entry came from.
+    public enum Origin: Sendable, Hashable, CustomStringConvertible {
+        /// Listed in code.
+        case code
+        /// Read from a manifest file at this path.
+        case manifestFile(String)
+
+        public var description: String {
+            switch self {
+            case .code: "code"
+            case .manifestFile(let path): path
+            }
+        }
+    }
+
+    /// One module of the catalog.
+    public struct Entry: Sendable {
+        /// How to make the module, with its manifest.
+        public let factory: ModuleFactory
+        /// Where it came from.
+        public let origin: Origin
+        /// The module's manifest.
+        public var manifest: Manifest { factory.manifest }
+    }
+
+    /// The modules, in the order they were listed or found.
+    public private(set) var entries: [Entry] = []
+    /// Problems met while discovering modules (unreadable or malformed manifest files, unknown entry points).
+    public internal(set) var diagnostics: [Diagnostic] = []
+
+    /// An empty catalog.
+    public init() {}
+
+    /// A catalog of module types listed in code.
+    public init(modules: [any Module.Type]) {
+        for module in modules { add(module) }
+    }
+
+    /// A catalog aggregated from groups, in order.
+    public init(groups: [any ModuleGroup.Type]) {
+        self.init(modules: groups.flatMap { $0.modules })
+    }
+
+    /// Adds a module type; a type already present is not added twice.
+    public mutating func add(_ module: any Module.Type) {
+        add(Self.factory(for: module))
+    }
+
+    /// Adds a module made by `factory`; a factory of a type already present is not added twice.
+    public mutating func add(_ factory: ModuleFactory, origin: Origin = .code) {
+        if let type = factory.type, entries.contains(where: { $0.factory.type == type }) { return }
+        entries.append(Entry(factory: factory, origin: origin))
+    }
+
+    private static func factory(for module: any Module.Type) -> ModuleFactory {
+        func open<M: Module>(_ type: M.Type) -> ModuleFactory { ModuleFactory(type) }
+        return open(module)
+    }
+}
+
+extension ModuleCatalog {
+    /// Removes every entry with identifier `id`.
+    mutating func remove(_ id: ModuleID) {
+        entries.removeAll { $0.manifest.id == id }
+    }
+}

@@ -1,0 +1,109 @@
+internal import Logging
+public import Mosaic
+
+/// What ``Kernel/uninstall(_:dependents:)`` does when other modules require the one leaving.
+public enum DependentsPolicy: Sendable, Hashable {
+    /// Refuse, naming the dependents.
+    case refuse
+    /// Deactivate the dependents first; they stay blocked until the module is installed again.
+    case deactivate
+}
+
+extension Kernel {
+    /// Grants `entitlement` and activates, in dependency order, every module that was waiting for it.
+    public func grant(_ entitlement: Entitlement) async throws(KernelError) {
+        try await exclusively { () async throws(KernelError) in
+            try requireRunning()
+            policy.grant(entitlement)
+            logger.info("entitlement granted", metadata: ["entitlement": "\(entitlement)"])
+            await reconcile()
+        }
+    }
+
+    /// Revokes `entitlement`: deactivates every module that needs it and every module that requires those,
+    /// dependents first. They come back when it is granted again.
+    public func revoke(_ entitlement: Entitlement) async throws(KernelError) {
+        try await exclusively { () async throws(KernelError) in
+            try requireRunning()
+            policy.revoke(entitlement)
+            logger.info("entitlement revoked", metadata: ["entitlement": "\(entitlement)"])
+            await reconcile()
+        }
+    }
+
+    /// Validates a module against the running graph and, when it fits, adds and activates it; modules that were
+    /// blocked waiting for it come up too.
+    ///
+    /// - Returns: The module's state after activation: active, or blocked (by an entitlement, say), or failed.
+    /// - Throws: ``KernelError/Code-swift.struct/installRefused`` with the diagnostics, when adding the module
+    ///   would bring a new error (invalid or duplicate identifier, incompatible, a missing or mismatched
+    ///   dependency, a cycle); nothing changes then.
+    @discardableResult
+    public func install(_ module: any Module.Type) async throws(KernelError) -> ModuleState {
+        var catalog = ModuleCatalog()
+        catalog.add(module)
+        guard let factory = catalog.entries.first?.factory else { return .discovered }
+        return try await install(factory)
+    }
+
+    /// Installs the module `factory` makes; see ``install(_:)-(any Module.Type)``.
+    @discardableResult
+    public func install(_ factory: ModuleFactory) async throws(KernelError) -> ModuleState {
+        try await exclusively { () async throws(KernelError) -> ModuleState in
+            try requireRunning()
+            let id = factory.manifest.id
+            var candidate = catalog
+            candidate.add(factory)
+            let grown = ModuleGraph(catalog: candidate, host: host)
+            let known = Set(graph.diagnostics)
+            let introduced = grown.diagnostics.filter { $0.severity == .error && !known.contains($0) }
+            guard records[id] == nil, introduced.isEmpty else {
+                throw KernelError(.installRefused,
+                    "\(id) was not installed: it does not fit the running graph.", module: id,
+                    diagnostics: introduced)
+            }
+            catalog = candidate
+            graph = grown
+            records[id] = Record()
+            validate(id)
+            logger.info("module installed", metadata: ["module": "\(id)"])
+            await reconcile()
+            return records[id]?.lifecycle.state ?? .discovered
+        }
+    }
+
+    /// Deactivates and removes module `id`.
+    ///
+    /// - Parameter dependents: With ``DependentsPolicy/refuse`` (the default), a module that others require is
+    ///   not removed; with ``DependentsPolicy/deactivate``, those others are deactivated first, dependents before
+    ///   dependencies, and stay blocked.
+    /// - Throws: ``KernelError`` when there is no such module, or when it has dependents and the policy refuses.
+    public func uninstall(_ id: ModuleID, dependents: DependentsPolicy = .refuse) async throws(KernelError) {
+        try await exclusively { () async throws(KernelError) in
+            try requireRunning()
+            guard records[id] != nil else {
+                throw KernelError(.unknownModule, "No module \(id) is installed; nothing was uninstalled.", module: id)
+            }
+            let requiring = graph.ids.filter { other in
+                graph.node(other)?.required.contains(id) == true && !(records[other]?.lifecycle.state.name == "failed")
+            }
+            if dependents == .refuse, !requiring.isEmpty {
+                let names = requiring.map(\.rawValue).joined(separator: ", ")
+                throw KernelError(.uninstallRefused, "\(id) was not uninstalled: \(names) require it.", module: id,
+                    diagnostics: [Diagnostic(.hasDependents, .error, modules: [id] + requiring,
+                        message: "\(id) is required by \(names).",
+                        fix: "Uninstall those first, or pass dependents: .deactivate to stop them along with \(id).")])
+            }
+            leaving.insert(id)
+            await reconcile()
+            leaving.remove(id)
+            catalog.remove(id)
+            graph = ModuleGraph(catalog: catalog, host: host)
+            records[id] = nil
+            failures[id] = nil
+            runtimeDiagnostics.removeAll { $0.modules.first == id }
+            logger.info("module uninstalled", metadata: ["module": "\(id)"])
+            await reconcile()
+        }
+    }
+}

@@ -1,0 +1,186 @@
+public import Logging
+public import Mosaic
+
+/// The runtime: validates the module graph, authorizes, activates in dependency order, and keeps the modules in
+/// the state the graph and the host's policy call for as both change.
+///
+/// ```swift
+/// let kernel = Kernel(modules: AppManifest.modules, host: HostEnvironment(version: "2.3.0"),
+///                     entitlements: .granted(["weather", "sports"]))
+/// let report = try await kernel.boot()
+/// print(report.table)
+/// ```
+///
+/// Operations that change the running set (``boot()``, ``grant(_:)``, ``revoke(_:)``, ``install(_:)``,
+/// ``uninstall(_:dependents:)``, ``shutdown()``) run one at a time, in the order they were called; queries answer
+/// at once, even while an operation is under way.
+public actor Kernel {
+    private enum Phase {
+        case idle
+        case running
+        case shutDown
+    }
+
+    /// What the kernel holds for one module.
+    struct Record {
+        var lifecycle: Lifecycle = .start
+        var instance: (any Module)?
+        var activationTime: Duration?
+    }
+
+    let host: HostEnvironment
+    let options: KernelOptions
+    let logger: Logger
+    private var phase = Phase.idle
+    var policy: EntitlementPolicy
+    var catalog: ModuleCatalog
+    var graph: ModuleGraph
+    var records: [ModuleID: Record] = [:]
+    /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
+    var failures: [ModuleID: String] = [:]
+    /// Modules on their way out through ``uninstall(_:dependents:)``.
+    var leaving: Set<ModuleID> = []
+    var authorizationDiagnostics: [Diagnostic] = []
+    var runtimeDiagnostics: [Diagnostic] = []
+    private var bootDuration: Duration = .zero
+    private let changes = StateBroadcaster()
+    private var isBusy = false
+    private var waitingOperations: [CheckedContinuation<Void, Never>] = []
+
+    /// Creates a kernel over a catalog; nothing is validated or run before ``boot()``.
+    public init(
+        catalog: ModuleCatalog,
+        host: HostEnvironment,
+        entitlements: EntitlementPolicy = .none,
+        options: KernelOptions = KernelOptions(),
+        logger: Logger = Logger(label: "mosaic.kernel")
+    ) {
+        self.catalog = catalog
+        self.host = host
+        self.policy = entitlements
+        self.options = options
+        self.logger = logger
+        self.graph = ModuleGraph(catalog: catalog, host: host)
+        for id in graph.ids { records[id] = Record() }
+    }
+
+    /// Creates a kernel over module types listed in code.
+    public init(
+        modules: [any Module.Type],
+        host: HostEnvironment,
+        entitlements: EntitlementPolicy = .none,
+        options: KernelOptions = KernelOptions(),
+        logger: Logger = Logger(label: "mosaic.kernel")
+    ) {
+        self.init(catalog: ModuleCatalog(modules: modules), host: host, entitlements: entitlements, options: options,
+            logger: logger)
+    }
+
+    /// Validates the catalog and activates every module that can run, in dependency order.
+    ///
+    /// Problems with single modules do not throw: they are in the report, and the other modules still start.
+    /// - Throws: ``KernelError`` only when the kernel was already booted or shut down.
+    @discardableResult
+    public func boot() async throws(KernelError) -> BootReport {
+        try await exclusively { () async throws(KernelError) -> BootReport in
+            switch phase {
+            case .idle: phase = .running
+            case .running: throw KernelError(.alreadyBooted, "The kernel is already booted; boot() runs once.")
+            case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one to boot again.")
+            }
+            let started = ContinuousClock.now
+            for id in graph.ids { validate(id) }
+            await reconcile()
+            bootDuration = started.duration(to: .now)
+            let report = self.report()
+            report.log(to: logger)
+            return report
+        }
+    }
+
+    /// Deactivates every active module, dependents before their dependencies, and ends every state stream.
+    /// Calling it again does nothing.
+    public func shutdown() async {
+        await exclusively { () async -> Void in
+            guard phase != .shutDown else { return }
+            phase = .shutDown
+            await deactivate(graph.ids.filter { records[$0]?.lifecycle.state == .active })
+            logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
+            changes.finish()
+        }
+    }
+
+    /// The state of the module with identifier `id`, or `nil` when the kernel has no such module.
+    public func state(of id: ModuleID) -> ModuleState? {
+        records[id]?.lifecycle.state
+    }
+
+    /// The state of every module.
+    public var states: [ModuleID: ModuleState] {
+        records.mapValues(\.lifecycle.state)
+    }
+
+    /// The entitlements granted now.
+    public var grantedEntitlements: Set<Entitlement> { policy.granted }
+
+    /// Every state change from now on, in order, until ``shutdown()``.
+    ///
+    /// Subscribe before ``boot()`` to see a module's whole life. Each subscriber gets every change.
+    public nonisolated func stateChanges() -> AsyncStream<StateChange> {
+        changes.subscribe()
+    }
+
+    /// The report of every module as it stands now, with every current diagnostic.
+    public func report() -> BootReport {
+        let entries = graph.ids.compactMap { id -> BootReport.Entry? in
+            guard let record = records[id], let node = graph.node(id) else { return nil }
+            return BootReport.Entry(id: id, version: node.manifest.version, origin: node.entry.origin,
+                state: record.lifecycle.state, activationTime: record.activationTime)
+        }
+        return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
+    }
+
+    /// Every current problem: discovery and validation, authorization, then what happened at run time.
+    public var diagnostics: [Diagnostic] {
+        graph.diagnostics + authorizationDiagnostics + runtimeDiagnostics
+    }
+
+    func requireRunning() throws(KernelError) {
+        switch phase {
+        case .running: return
+        case .idle: throw KernelError(.notBooted, "The kernel is not booted yet; call boot() first.")
+        case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one.")
+        }
+    }
+
+    /// Runs `body` when no other changing operation is under way; operations run in call order.
+    func exclusively<Result, Failure: Error>(_ body: () async throws(Failure) -> Result) async throws(Failure) -> Result {
+        while isBusy {
+            await withCheckedContinuation { waitingOperations.append($0) }
+        }
+        isBusy = true
+        defer {
+            isBusy = false
+            if !waitingOperations.isEmpty { waitingOperations.removeFirst().resume() }
+        }
+        return try await body()
+    }
+
+    /// Moves module `id` along its lifecycle with `step`, which returns `nil` when the module is not in a state
+    /// it moves from; announces the change.
+    func move(_ id: ModuleID, _ step: (Lifecycle) -> Lifecycle?) {
+        guard let current = records[id]?.lifecycle, let next = step(current) else { return }
+        records[id]?.lifecycle = next
+        let from = current.state, to = next.state
+        if from != to { changes.send(StateChange(id: id, from: from, to: to)) }
+    }
+
+    /// Discovered → validated, or failed when the module has a fault of its own.
+    func validate(_ id: ModuleID) {
+        let fault = graph.node(id)?.fault
+        move(id) { lifecycle in
+            guard case .discovered(let discovered) = lifecycle else { return nil }
+            return fault.map { .failed(discovered.fail($0)) } ?? .validated(discovered.validate())
+        }
+    }
+}

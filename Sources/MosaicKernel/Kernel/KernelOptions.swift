@@ -1,0 +1,20 @@
+/// How the kernel runs modules.
+public struct KernelOptions: Sendable {
+    /// How long a module's `activate` may take before the module is failed and its task cancelled.
+    public var activationTimeLimit: Duration
+    /// How long a module's `deactivate` may take before the kernel stops waiting for it.
+    public var deactivationTimeLimit: Duration
+    /// How many modules may activate (or deactivate) at once; at least 1.
+    public var maximumConcurrentActivations: Int
+
+    /// Options with defaults suited to an app: 10 s limits, 8 modules at a time.
+    public init(
+        activationTimeLimit: Duration = .seconds(10),
+        deactivationTimeLimit: Duration = .seconds(10),
+        maximumConcurrentActivations: Int = 8
+    ) {
+        self.activationTimeLimit = activationTimeLimit
+        self.deactivationTimeLimit = deactivationTimeLimit
+        self.maximumConcurrentActivations = max(1, maximumConcurrentActivations)
+    }
+}

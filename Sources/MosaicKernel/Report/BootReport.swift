@@ -1,0 +1,93 @@
+public import Logging
+public import Mosaic
+
+/// Every module's state, why it is not active when it is not, how long it took to activate, and every problem
+/// the kernel knows of. ``table`` renders it for people; ``log(to:)`` writes it as log lines.
+public struct BootReport: Sendable {
+    /// One module's line.
+    public struct Entry: Sendable, Hashable {
+        /// The module.
+        public let id: ModuleID
+        /// Its version.
+        public let version: SemanticVersion
+        /// Where it was listed or found.
+        public let origin: ModuleCatalog.Origin
+        /// Its state when the report was made.
+        public let state: ModuleState
+        /// How long its last `activate` ran, when it ran.
+        public let activationTime: Duration?
+    }
+
+    /// The modules, in catalog order.
+    public let modules: [Entry]
+    /// Every problem, most severe first, in discovery order within a severity.
+    public let diagnostics: [Diagnostic]
+    /// How long boot took: validation, planning and activation.
+    public let duration: Duration
+
+    init(modules: [Entry], diagnostics: [Diagnostic], duration: Duration) {
+        self.modules = modules
+        self.diagnostics = diagnostics.enumerated()
+            .sorted { ($0.element.severity, $1.offset) > ($1.element.severity, $0.offset) }
+            .map(\.element)
+        self.duration = duration
+    }
+
+    /// The entry of module `id`.
+    public subscript(id: ModuleID) -> Entry? {
+        modules.first { $0.id == id }
+    }
+
+    /// How many modules are in the state named `name` (`active`, `failed`, `blocked`…).
+    public func count(_ name: String) -> Int {
+        modules.count { $0.state.name == name }
+    }
+
+    /// Whether every module is active and no diagnostic is an error or a warning.
+    public var isClean: Bool {
+        modules.allSatisfy(\.state.isActive) && diagnostics.allSatisfy { $0.severity == .note }
+    }
+
+    /// "5 modules: 3 active, 1 failed, 1 blocked · booted in 4.1 ms".
+    public var summary: String {
+        let names = ["active", "deactivated", "failed", "blocked", "authorized", "validated", "discovered"]
+        let counts = names.compactMap { name in count(name) > 0 ? "\(count(name)) \(name)" : nil }
+        return "\(modules.count) module\(modules.count == 1 ? "" : "s"): \(counts.joined(separator: ", "))"
+            + " · booted in \(Self.format(duration))"
+    }
+
+    /// Writes one line per module (info when active, warning otherwise), one per diagnostic, and the summary.
+    public func log(to logger: Logger) {
+        for module in modules {
+            var metadata: Logger.Metadata = ["module": "\(module.id)", "version": "\(module.version)",
+                "state": "\(module.state.name)"]
+            if let time = module.activationTime { metadata["activation"] = "\(Self.format(time))" }
+            if let reason = module.state.reason {
+                metadata["reason"] = "\(reason)"
+                logger.warning("module not active", metadata: metadata)
+            } else {
+                logger.info("module \(module.state.name)", metadata: metadata)
+            }
+        }
+        for diagnostic in diagnostics where diagnostic.severity > .note {
+            logger.log(level: diagnostic.severity == .error ? .error : .warning, "\(diagnostic)")
+        }
+        logger.info("\(summary)")
+    }
+
+    /// A duration in the unit that reads best: `850 µs`, `12.3 ms`, `2.10 s`.
+    static func format(_ duration: Duration) -> String {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        if seconds < 1e-3 { return "\(Int((seconds * 1e6).rounded())) µs" }
+        if seconds < 1 { return String(Int((seconds * 1e4).rounded())).insertingDecimal(places: 1) + " ms" }
+        return String(Int((seconds * 100).rounded())).insertingDecimal(places: 2) + " s"
+    }
+}
+
+extension String {
+    /// "123" with 1 place → "12.3"; pads with zeros as needed.
+    fileprivate func insertingDecimal(places: Int) -> String {
+        let padded = String(repeating: "0", count: Swift.max(0, places + 1 - count)) + self
+        return "\(padded.dropLast(places)).\(padded.suffix(places))"
+    }
+}

@@ -1,0 +1,120 @@
+internal import Mosaic
+
+extension ModuleGraph {
+    /// The most cycles listed for one group of modules that depend on each other; a group can hold
+    /// exponentially many, and a few are enough to see what to cut.
+    static let maximumCyclesListed = 20
+
+    /// Every module in a dependency cycle is faulted, and each elementary cycle (up to
+    /// ``maximumCyclesListed`` per strongly connected group) is reported with its full path.
+    mutating func findCycles() {
+        let adjacency = dependencyAdjacency()
+        for component in stronglyConnectedComponents(adjacency) {
+            let isCycle = component.count > 1 || adjacency[component[0]].contains(component[0])
+            guard isCycle else { continue }
+            let (cycles, truncated) = elementaryCycles(in: component, adjacency)
+            for (number, cycle) in cycles.enumerated() {
+                let path = (cycle + [cycle[0]]).map { ids[$0].rawValue }.joined(separator: " → ")
+                var message = "\(path): these modules depend on each other, so none of them can activate first."
+                if truncated, number == cycles.count - 1 {
+                    message += " (\(component.count) modules are tangled here; more cycles exist than are listed.)"
+                }
+                report(.dependencyCycle, .error, cycle.map { ids[$0] }, message,
+                    fix: "Remove one dependency of this path, or move what these modules share into a new module "
+                        + "that each of them depends on.")
+            }
+            for member in component {
+                let cycle = cycles.first { $0.contains(member) } ?? cycles[0]
+                let path = (cycle + [cycle[0]]).map { ids[$0].rawValue }.joined(separator: " → ")
+                nodes[ids[member]]?.fault = "it is in the dependency cycle \(path)."
+                nodes[ids[member]]?.inCycle = true
+            }
+        }
+    }
+
+    /// For each module, in catalog order, the catalog positions of the modules it depends on.
+    func dependencyAdjacency() -> [[Int]] {
+        var index: [ModuleID: Int] = [:]
+        index.reserveCapacity(ids.count)
+        for (position, id) in ids.enumerated() { index[id] = position }
+        return ids.map { id in (nodes[id]?.dependencies ?? []).compactMap { index[$0] } }
+    }
+
+    /// Tarjan's algorithm, iterative so that a 10,000-module chain cannot overflow the stack.
+    private func stronglyConnectedComponents(_ adjacency: [[Int]]) -> [[Int]] {
+        let count = adjacency.count
+        var order = [Int](repeating: -1, count: count)
+        var low = [Int](repeating: 0, count: count)
+        var onStack = [Bool](repeating: false, count: count)
+        var stack: [Int] = []
+        var components: [[Int]] = []
+        var counter = 0
+        for root in 0..<count where order[root] == -1 {
+            var work: [(node: Int, edge: Int)] = []
+            func visit(_ node: Int) {
+                order[node] = counter
+                low[node] = counter
+                counter += 1
+                stack.append(node)
+                onStack[node] = true
+                work.append((node, 0))
+            }
+            visit(root)
+            while let (node, edge) = work.last {
+                if edge < adjacency[node].count {
+                    work[work.count - 1].edge += 1
+                    let next = adjacency[node][edge]
+                    if order[next] == -1 {
+                        visit(next)
+                    } else if onStack[next] {
+                        low[node] = min(low[node], order[next])
+                    }
+                    continue
+                }
+                work.removeLast()
+                if let parent = work.last?.node { low[parent] = min(low[parent], low[node]) }
+                guard low[node] == order[node] else { continue }
+                var component: [Int] = []
+                while let member = stack.popLast() {
+                    onStack[member] = false
+                    component.append(member)
+                    if member == node { break }
+                }
+                components.append(component.sorted())
+            }
+        }
+        return components.sorted { $0[0] < $1[0] }
+    }
+
+    /// The elementary cycles of one component, each starting at its earliest module in catalog order; stops after
+    /// ``maximumCyclesListed`` cycles or a fixed amount of work, and says whether it stopped early.
+    private func elementaryCycles(in component: [Int], _ adjacency: [[Int]]) -> (cycles: [[Int]], truncated: Bool) {
+        let members = Set(component)
+        var cycles: [[Int]] = []
+        var budget = 200_000
+        for start in component {
+            var path = [start]
+            var edges = [0]
+            var onPath: Set<Int> = [start]
+            while let node = path.last, let edge = edges.last {
+                guard budget > 0, cycles.count < Self.maximumCyclesListed else { return (cycles, true) }
+                guard edge < adjacency[node].count else {
+                    onPath.remove(path.removeLast())
+                    edges.removeLast()
+                    continue
+                }
+                edges[edges.count - 1] += 1
+                budget -= 1
+                let next = adjacency[node][edge]
+                if next == start {
+                    cycles.append(path)
+                } else if next > start, members.contains(next), !onPath.contains(next) {
+                    path.append(next)
+                    edges.append(0)
+                    onPath.insert(next)
+                }
+            }
+        }
+        return (cycles, false)
+    }
+}
