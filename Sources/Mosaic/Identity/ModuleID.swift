@@ -55,7 +55,7 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, CustomStringCon
         }
         let segments = rawValue.split(separator: ".", omittingEmptySubsequences: false)
         if segments.count < 2 {
-            problems.append("it has one segment; use at least two separated by '.', such as 'com.example'")
+            problems.append("it has one segment; use at least two segments separated by '.', such as 'com.example'")
         }
         for (index, segment) in segments.enumerated() {
             problems += Self.problems(inSegment: segment, at: index + 1)

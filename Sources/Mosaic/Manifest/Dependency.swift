@@ -35,6 +35,11 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
         Dependency(id: id, versions: VersionRange(versions), isOptional: optional)
     }
 
+    /// Depends on `id` at a version in `versions`.
+    public static func module(_ id: ModuleID, _ versions: VersionRange, optional: Bool = false) -> Dependency {
+        Dependency(id: id, versions: versions, isOptional: optional)
+    }
+
     /// Depends on `id` at `version` up to the next major version.
     public static func module(_ id: ModuleID, from version: SemanticVersion, optional: Bool = false) -> Dependency {
         Dependency(id: id, versions: .from(version), isOptional: optional)

@@ -6,7 +6,7 @@
 /// }
 /// ```
 /// Groups may list the same module more than once (directly or through another group): the catalog keeps one.
-public protocol ModuleGroup {
+public protocol ModuleGroup: Sendable {
     /// The modules of this group.
     static var modules: [any Module.Type] { get }
 }

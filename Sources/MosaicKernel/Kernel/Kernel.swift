@@ -76,6 +76,15 @@ public actor Kernel {
             logger: logger)
     }
 
+    /// Every problem with `catalog` on `host` under `entitlements`, found without running any module code: what
+    /// ``boot()`` would report before activating anything. For unit tests and command-line checks.
+    public static func validate(
+        _ catalog: ModuleCatalog, host: HostEnvironment, entitlements: EntitlementPolicy = .none
+    ) -> [Diagnostic] {
+        let graph = ModuleGraph(catalog: catalog, host: host)
+        return graph.diagnostics + graph.authorize(entitlements).diagnostics
+    }
+
     /// Validates the catalog and activates every module that can run, in dependency order.
     ///
     /// Problems with single modules do not throw: they are in the report, and the other modules still start.

@@ -1,0 +1,80 @@
+public import Mosaic
+internal import Logging
+
+/// The platform modules every Ghost build has.
+public enum CoreModules: ModuleGroup {
+    public static let modules: [any Module.Type] = [LocationModule.self, AnalyticsModule.self]
+}
+
+/// The feature modules, each owned by a feature team; adding a feature is one line here.
+public enum FeatureModules: ModuleGroup {
+    public static let modules: [any Module.Type] = [
+        WeatherModule.self, ArtModule.self, SportsModule.self, DashboardModule.self,
+    ]
+}
+
+/// Everything Ghost runs.
+public enum AppManifest {
+    /// The groups, in order.
+    public static let groups: [any ModuleGroup.Type] = [CoreModules.self, FeatureModules.self]
+
+    /// The host Ghost is: its version and the features it offers.
+    public static let host = HostEnvironment(version: "2.3.0", features: ["location"])
+
+    /// The entitlements a default install grants.
+    public static let defaultEntitlements: Set<Entitlement> = ["weather", "sports", "art"]
+}
+
+/// Where the user is; a platform service other modules build on.
+public struct LocationModule: Module {
+    public static let manifest = Manifest(
+        id: "com.ghost.location", version: "1.2.0",
+        compatibility: Compatibility(features: ["location"]))
+    public init() {}
+}
+
+/// Counts what people use; contributes a sidebar item in a later version.
+public struct AnalyticsModule: Module {
+    public static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
+    public init() {}
+}
+
+/// Forecasts for the user's city.
+public struct WeatherModule: Module {
+    public static let manifest = Manifest(
+        id: "com.ghost.weather", version: "1.4.0",
+        requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
+        entitlements: ["weather"])
+    public init() {}
+
+    public func activate(_ context: ActivationContext) async throws {
+        context.logger.debug("weather ready")
+    }
+}
+
+/// Art of the day.
+public struct ArtModule: Module {
+    public static let manifest = Manifest(id: "com.ghost.art", version: "0.9.0", entitlements: ["art"])
+    public init() {}
+}
+
+/// Scores for the user's teams.
+public struct SportsModule: Module {
+    public static let manifest = Manifest(
+        id: "com.ghost.sports", version: "1.0.0",
+        requires: [.module("com.ghost.analytics", from: "1.0.0", optional: true)],
+        entitlements: ["sports"])
+    public init() {}
+}
+
+/// The home screen that gathers the other features' widgets.
+public struct DashboardModule: Module {
+    public static let manifest = Manifest(
+        id: "com.ghost.dashboard", version: "2.0.0",
+        requires: [
+            .module("com.ghost.weather", from: "1.0.0"),
+            .module("com.ghost.sports", from: "1.0.0", optional: true),
+            .module("com.ghost.art", optional: true),
+        ])
+    public init() {}
+}

@@ -1,0 +1,48 @@
+import Mosaic
+import Testing
+
+@Suite struct VersionRangeTests {
+    @Test("half-open, closed, from and at-least ranges accept what they say")
+    func containment() {
+        let halfOpen = VersionRange("1.0.0"..<"2.0.0")
+        #expect(halfOpen.contains("1.0.0") && halfOpen.contains("1.9.9"))
+        #expect(!halfOpen.contains("2.0.0") && !halfOpen.contains("0.9.9"))
+        let closed = VersionRange("1.0.0"..."1.4.0")
+        #expect(closed.contains("1.4.0") && !closed.contains("1.4.1"))
+        let from = VersionRange.from("1.2.0")
+        #expect(from.contains("1.2.0") && from.contains("1.99.0") && !from.contains("2.0.0") && !from.contains("1.1.0"))
+        let atLeast = VersionRange.atLeast("3.0.0")
+        #expect(atLeast.contains("30.0.0") && !atLeast.contains("2.9.9"))
+        #expect(VersionRange.any.contains("0.0.1"))
+    }
+
+    @Test("pre-releases match only ranges whose bounds are pre-releases")
+    func prereleases() {
+        #expect(!VersionRange("1.0.0"..<"2.0.0").contains("1.5.0-beta"))
+        #expect(!VersionRange.any.contains("1.5.0-beta"))
+        #expect(VersionRange("1.5.0-alpha"..<"2.0.0").contains("1.5.0-beta"))
+        #expect(VersionRange.atLeast("2.0.0-rc.1").contains("2.0.0-rc.2"))
+    }
+
+    @Test("an invalid version is never in range")
+    func invalidNeverContained() {
+        #expect(!VersionRange.any.contains("1.0"))
+        #expect(!VersionRange(parsing: "1.0..<2.0.0")!.contains("1.5.0"))
+    }
+
+    @Test("manifest text forms parse and print back", arguments: [
+        ("1.0.0..<2.0.0", "1.0.0..<2.0.0"), ("1.0.0...1.9.0", "1.0.0...1.9.0"), ("^1.2.0", "1.2.0..<2.0.0"),
+        (">=1.2.0", ">=1.2.0"), ("*", "*"), (" 1.0.0 ..< 2.0.0 ", "1.0.0..<2.0.0"),
+    ])
+    func parsing(_ text: String, _ printed: String) {
+        #expect(VersionRange(parsing: text)?.description == printed)
+        #expect(VersionRange(parsing: text)?.problem == nil)
+    }
+
+    @Test("malformed ranges explain themselves")
+    func problems() {
+        #expect(VersionRange(parsing: "about two") == nil)
+        #expect(VersionRange(parsing: "2.0.0..<1.0.0")?.problem?.contains("empty") == true)
+        #expect(VersionRange(parsing: "1.0..<2.0.0")?.problem?.contains("not a semantic version") == true)
+    }
+}
