@@ -1,0 +1,158 @@
+import Mosaic
+import MosaicKernel
+import Testing
+
+@Suite struct RuntimeChangeTests {
+    /// location ← weather (needs "weather") ← dashboard ← widgets; sports stands apart.
+    private func weatherApp(log: EventLog) -> Kernel {
+        makeKernel([
+            probe("com.app.location", log: log),
+            probe("com.app.weather", requires: [.module("com.app.location")], entitlements: ["weather"], log: log),
+            probe("com.app.dashboard", requires: [.module("com.app.weather")], log: log),
+            probe("com.app.widgets", requires: [.module("com.app.dashboard")], log: log),
+            probe("com.app.news", requires: [.module("com.app.weather", optional: true)], log: log),
+            probe("com.app.sports", log: log),
+        ], entitlements: ["weather"])
+    }
+
+    @Test("revoking an entitlement deactivates its modules and their dependents, dependents first")
+    func revokeCascades() async throws {
+        let log = EventLog()
+        let kernel = weatherApp(log: log)
+        try await kernel.boot()
+        try await kernel.revoke("weather")
+        #expect(log.deactivations == ["com.app.widgets", "com.app.dashboard", "com.app.weather"])
+        let states = await kernel.states
+        #expect(states["com.app.weather"] == .blocked(by: [.entitlement("weather")],
+            reason: "it needs the entitlement 'weather', not granted."))
+        #expect(states["com.app.dashboard"]?.name == "blocked")
+        #expect(states["com.app.widgets"]?.reason?.contains("Cause: com.app.weather: it needs the entitlement 'weather'") == true)
+        #expect(states["com.app.location"] == .active)
+        #expect(states["com.app.news"] == .active)
+        #expect(states["com.app.sports"] == .active)
+        #expect(await kernel.grantedEntitlements.isEmpty)
+    }
+
+    @Test("granting it again reactivates them, dependencies first, with fresh instances")
+    func grantReactivates() async throws {
+        let log = EventLog()
+        let kernel = weatherApp(log: log)
+        try await kernel.boot()
+        try await kernel.revoke("weather")
+        let activationsBefore = log.activations.count
+        try await kernel.grant("weather")
+        #expect(Array(log.activations.dropFirst(activationsBefore)) == ["com.app.weather", "com.app.dashboard", "com.app.widgets"])
+        #expect(await kernel.states.values.allSatisfy { $0 == .active })
+    }
+
+    @Test("observers see active → deactivated → blocked on revoke, then authorized → active on grant")
+    func observedRevocation() async throws {
+        let log = EventLog()
+        let kernel = weatherApp(log: log)
+        try await kernel.boot()
+        let changes = kernel.stateChanges()
+        try await kernel.revoke("weather")
+        try await kernel.grant("weather")
+        await kernel.shutdown()
+        var weather: [String] = []
+        for await change in changes where change.id == "com.app.weather" { weather.append(change.to.name) }
+        #expect(weather == ["deactivated", "blocked", "authorized", "active", "deactivated"])
+    }
+
+    @Test("installing a module validates it against the running graph and activates it")
+    func install() async throws {
+        let log = EventLog()
+        let kernel = makeKernel([probe("com.app.dashboard", requires: [.module("com.app.weather", optional: true)], log: log)])
+        try await kernel.boot()
+        let state = try await kernel.install(probe("com.app.weather", log: log))
+        #expect(state == .active)
+        #expect(await kernel.report()["com.app.weather"]?.activationTime != nil)
+    }
+
+    @Test("a module waiting for a missing dependency comes up when the dependency is installed")
+    func installUnblocks() async throws {
+        let kernel = makeKernel([probe("com.app.dashboard", requires: [.module("com.app.weather")])])
+        try await kernel.boot()
+        #expect(await kernel.state(of: "com.app.dashboard")?.name == "blocked")
+        try await kernel.install(probe("com.app.weather"))
+        #expect(await kernel.state(of: "com.app.dashboard") == .active)
+        #expect(await kernel.diagnostics.with(.missingDependency).isEmpty)
+    }
+
+    @Test("an install that would break the graph is refused with its diagnostics, and nothing changes")
+    func installRefused() async throws {
+        let kernel = makeKernel([
+            probe("com.app.weather", version: "1.0.0"),
+            probe("com.app.loop-a", requires: [.module("com.app.loop-b")]),
+        ])
+        try await kernel.boot()
+        let duplicate = await #expect(throws: KernelError.self) { try await kernel.install(probe("com.app.weather", version: "2.0.0")) }
+        #expect(duplicate?.code == .installRefused)
+        #expect(duplicate?.diagnostics.map(\.code) == [.duplicateIdentifier])
+        let cycle = await #expect(throws: KernelError.self) {
+            try await kernel.install(probe("com.app.loop-b", requires: [.module("com.app.loop-a")]))
+        }
+        #expect(cycle?.diagnostics.contains { $0.code == .dependencyCycle } == true)
+        let incompatible = await #expect(throws: KernelError.self) {
+            try await kernel.install(probe("com.app.future", compatibility: Compatibility(host: "3.0.0"..<"4.0.0")))
+        }
+        #expect(incompatible?.diagnostics.map(\.code) == [.incompatibleHostVersion])
+        #expect(await kernel.states.count == 2)
+        #expect(await kernel.state(of: "com.app.weather") == .active)
+    }
+
+    @Test("uninstalling a module others require is refused by default, naming them")
+    func uninstallRefused() async throws {
+        let kernel = makeKernel([
+            probe("com.app.weather"),
+            probe("com.app.dashboard", requires: [.module("com.app.weather")]),
+        ])
+        try await kernel.boot()
+        let error = await #expect(throws: KernelError.self) { try await kernel.uninstall("com.app.weather") }
+        #expect(error?.code == .uninstallRefused)
+        #expect(error?.diagnostics.first?.modules == ["com.app.weather", "com.app.dashboard"])
+        #expect(await kernel.state(of: "com.app.weather") == .active)
+    }
+
+    @Test("uninstalling with dependents: .deactivate stops the dependents first and leaves them blocked")
+    func uninstallCascades() async throws {
+        let log = EventLog()
+        let kernel = makeKernel([
+            probe("com.app.weather", log: log),
+            probe("com.app.dashboard", requires: [.module("com.app.weather")], log: log),
+            probe("com.app.news", requires: [.module("com.app.weather", optional: true)], log: log),
+        ])
+        try await kernel.boot()
+        try await kernel.uninstall("com.app.weather", dependents: .deactivate)
+        #expect(log.deactivations == ["com.app.dashboard", "com.app.weather"])
+        #expect(await kernel.state(of: "com.app.weather") == nil)
+        #expect(await kernel.state(of: "com.app.dashboard")?.reason == "com.app.dashboard requires com.app.weather, which is not installed.")
+        #expect(await kernel.state(of: "com.app.news") == .active)
+        let missing = await #expect(throws: KernelError.self) { try await kernel.uninstall("com.app.weather") }
+        #expect(missing?.code == .unknownModule)
+    }
+
+    @Test("changes before boot are refused")
+    func beforeBoot() async {
+        let kernel = makeKernel([probe("com.app.one")])
+        let error = await #expect(throws: KernelError.self) { try await kernel.grant("x") }
+        #expect(error?.code == .notBooted)
+    }
+
+    @Test("concurrent grants and revokes are applied one at a time and end consistent", .timeLimit(.minutes(1)))
+    func concurrentChanges() async throws {
+        let log = EventLog()
+        let kernel = weatherApp(log: log)
+        try await kernel.boot()
+        await withThrowingTaskGroup(of: Void.self) { group in
+            for round in 0..<50 {
+                group.addTask { round.isMultiple(of: 2) ? try await kernel.revoke("weather") : try await kernel.grant("weather") }
+            }
+        }
+        try await kernel.grant("weather")
+        #expect(await kernel.states.values.allSatisfy { $0 == .active })
+        let activations = log.activations.filter { $0 == "com.app.weather" }.count
+        let deactivations = log.deactivations.filter { $0 == "com.app.weather" }.count
+        #expect(activations == deactivations + 1)
+    }
+}
