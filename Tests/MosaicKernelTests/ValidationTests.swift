@@ -46,6 +46,16 @@ import Testing
         #expect(Set(diagnostics.with(.dependencyCycle).map(\.modules)) == [["com.x.a", "com.x.b"], ["com.x.a", "com.x.b", "com.x.c"]])
     }
 
+    @Test("a tangle with too many cycles to list names a bounded number, still covering every module in it")
+    func tangledGroup() {
+        let ids = (0..<8).map { ModuleID("com.tangle.m\($0)") }
+        let factories = ids.map { id in probe(id, requires: ids.filter { $0 != id }.map { .module($0) }) }
+        let cycles = ModuleGraph(catalog: catalog(factories), host: testHost).diagnostics.with(.dependencyCycle)
+        #expect(cycles.count >= ModuleGraph.maximumCyclesListed && cycles.count <= ModuleGraph.maximumCyclesListed + ids.count)
+        #expect(Set(cycles.flatMap(\.modules)) == Set(ids))
+        #expect(cycles[0].message.contains("8 modules are tangled here; more cycles exist than are listed."))
+    }
+
     @Test("a version mismatch names the required range and the version found")
     func versionMismatch() {
         let diagnostics = validate(

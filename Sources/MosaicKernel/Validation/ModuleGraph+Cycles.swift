@@ -12,11 +12,18 @@ extension ModuleGraph {
         for component in stronglyConnectedComponents(adjacency) {
             let isCycle = component.count > 1 || adjacency[component[0]].contains(component[0])
             guard isCycle else { continue }
-            let (cycles, truncated) = elementaryCycles(in: component, adjacency)
+            let (listed, truncated) = elementaryCycles(in: component, adjacency)
+            var cycles = listed
+            if truncated {
+                // Name every module of the group in at least one listed cycle, so that none is failed unexplained.
+                for member in component where !cycles.contains(where: { $0.contains(member) }) {
+                    cycles.append(shortestCycle(through: member, within: Set(component), adjacency))
+                }
+            }
             for (number, cycle) in cycles.enumerated() {
                 let path = (cycle + [cycle[0]]).map { ids[$0].rawValue }.joined(separator: " → ")
                 var message = "\(path): these modules depend on each other, so none of them can activate first."
-                if truncated, number == cycles.count - 1 {
+                if truncated, number == 0 {
                     message += " (\(component.count) modules are tangled here; more cycles exist than are listed.)"
                 }
                 report(.dependencyCycle, .error, cycle.map { ids[$0] }, message,
@@ -116,5 +123,29 @@ extension ModuleGraph {
             }
         }
         return (cycles, false)
+    }
+
+    /// The shortest cycle from `start` back to itself, found breadth-first; `start` must be on a cycle.
+    private func shortestCycle(through start: Int, within members: Set<Int>, _ adjacency: [[Int]]) -> [Int] {
+        var parent: [Int: Int] = [:]
+        var frontier = [start]
+        while !frontier.isEmpty {
+            var next: [Int] = []
+            for node in frontier {
+                for target in adjacency[node] where members.contains(target) {
+                    if target == start {
+                        var path = [node]
+                        while let previous = parent[path[path.count - 1]] { path.append(previous) }
+                        return path.reversed()
+                    }
+                    if target != start, parent[target] == nil {
+                        parent[target] = node
+                        next.append(target)
+                    }
+                }
+            }
+            frontier = next
+        }
+        return [start]
     }
 }
