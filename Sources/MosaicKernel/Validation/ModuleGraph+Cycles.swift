@@ -1,9 +1,9 @@
-internal import Mosaic
+public import Mosaic
 
 extension ModuleGraph {
     /// The most cycles listed for one group of modules that depend on each other; a group can hold
     /// exponentially many, and a few are enough to see what to cut.
-    static let maximumCyclesListed = 20
+    public static let maximumCyclesListed = 20
 
     /// Every module in a dependency cycle is faulted, and each elementary cycle (up to
     /// ``maximumCyclesListed`` per strongly connected group) is reported with its full path.
