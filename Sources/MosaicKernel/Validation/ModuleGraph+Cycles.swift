@@ -1,4 +1,4 @@
-public import Mosaic
+internal import Mosaic
 
 extension ModuleGraph {
     /// The most cycles listed for one group of modules that depend on each other; a group can hold
