@@ -8,14 +8,19 @@ import Testing
     func dependencyOrder() async throws {
         let log = EventLog()
         let kernel = makeKernel([
-            probe("com.app.dashboard", requires: [.module("com.app.weather"), .module("com.app.art", optional: true)], log: log),
+            probe(
+                "com.app.dashboard", requires: [.module("com.app.weather"), .module("com.app.art", optional: true)],
+                log: log),
             probe("com.app.weather", requires: [.module("com.app.location")], log: log),
             probe("com.app.art", log: log),
             probe("com.app.location", log: log),
         ])
         let report = try await kernel.boot()
         #expect(report.count("active") == 4)
-        for (dependency, dependent) in [("com.app.location", "com.app.weather"), ("com.app.weather", "com.app.dashboard"), ("com.app.art", "com.app.dashboard")] {
+        for (dependency, dependent) in [
+            ("com.app.location", "com.app.weather"), ("com.app.weather", "com.app.dashboard"),
+            ("com.app.art", "com.app.dashboard"),
+        ] {
             let finished = try #require(log.position(of: .activated(ModuleID(dependency))))
             let started = try #require(log.position(of: .activationStarted(ModuleID(dependent))))
             #expect(finished < started, "\(dependency) must finish before \(dependent) starts")
@@ -46,7 +51,8 @@ import Testing
             return
         }
         #expect(checkoutBlockers == [.module("com.app.store")])
-        #expect(checkoutReason.contains("Cause: com.app.database failed: activate(_:) threw: the database is unreachable"))
+        #expect(
+            checkoutReason.contains("Cause: com.app.database failed: activate(_:) threw: the database is unreachable"))
         let failure = try #require(report.diagnostics.with(.activationFailed).first)
         #expect(failure.modules == ["com.app.database"])
         #expect(failure.severity == .error)
@@ -56,11 +62,12 @@ import Testing
     func hangingModule() async throws {
         let gate = Gate()
         let log = EventLog()
-        let kernel = makeKernel([
-            probe("com.app.stuck", behavior: .hang(gate), log: log),
-            probe("com.app.waits", requires: [.module("com.app.stuck")]),
-            probe("com.app.fine-one"), probe("com.app.fine-two"),
-        ], options: KernelOptions(activationTimeLimit: .milliseconds(100)))
+        let kernel = makeKernel(
+            [
+                probe("com.app.stuck", behavior: .hang(gate), log: log),
+                probe("com.app.waits", requires: [.module("com.app.stuck")]),
+                probe("com.app.fine-one"), probe("com.app.fine-two"),
+            ], options: KernelOptions(activationTimeLimit: .milliseconds(100)))
         let report = try await kernel.boot()
         #expect(report["com.app.stuck"]?.state.name == "failed")
         #expect(report["com.app.stuck"]?.state.reason?.contains("did not finish within") == true)
@@ -76,9 +83,12 @@ import Testing
     func lateActivation() async throws {
         let gate = Gate()
         let (deactivations, deactivated) = AsyncStream.makeStream(of: Void.self)
-        let kernel = makeKernel([ModuleFactory(manifest: Manifest(id: "com.app.late", version: "1.0.0")) {
-            Probe(activate: { _ in await gate.wait() }, deactivate: { deactivated.yield() })
-        }], options: KernelOptions(activationTimeLimit: .milliseconds(20)))
+        let kernel = makeKernel(
+            [
+                ModuleFactory(manifest: Manifest(id: "com.app.late", version: "1.0.0")) {
+                    Probe(activate: { _ in await gate.wait() }, deactivate: { deactivated.yield() })
+                }
+            ], options: KernelOptions(activationTimeLimit: .milliseconds(20)))
         let report = try await kernel.boot()
         #expect(report["com.app.late"]?.state.name == "failed")
         gate.open()
@@ -87,7 +97,8 @@ import Testing
         #expect(await kernel.state(of: "com.app.late")?.name == "failed")
     }
 
-    @Test("no more modules activate at once than the configured width, and independent ones do overlap",
+    @Test(
+        "no more modules activate at once than the configured width, and independent ones do overlap",
         .timeLimit(.minutes(1)))
     func concurrencyWidth() async throws {
         let tracker = ConcurrencyTracker()
@@ -96,7 +107,8 @@ import Testing
                 Probe(activate: { _ in await tracker.enter() }, deactivate: {})
             }
         }
-        let kernel = Kernel(catalog: catalog(factories), host: testHost,
+        let kernel = Kernel(
+            catalog: catalog(factories), host: testHost,
             options: KernelOptions(maximumConcurrentActivations: 3))
         let boot = Task { try await kernel.boot() }
         await tracker.waitUntil(inside: 3)
@@ -140,9 +152,11 @@ import Testing
     func activationContext() async throws {
         let seen = ContextRecorder()
         let manifest = Manifest(id: "com.app.ctx", version: "3.1.4")
-        let kernel = makeKernel([ModuleFactory(manifest: manifest) {
-            Probe(activate: { context in seen.record(context) }, deactivate: {})
-        }])
+        let kernel = makeKernel([
+            ModuleFactory(manifest: manifest) {
+                Probe(activate: { context in seen.record(context) }, deactivate: {})
+            }
+        ])
         try await kernel.boot()
         let context = try #require(seen.context)
         #expect(context.id == "com.app.ctx")

@@ -79,7 +79,8 @@ private enum Features: ModuleGroup {
 
     @Test("the Ghost example boots clean")
     func ghost() async throws {
-        let kernel = Kernel(catalog: ModuleCatalog(groups: AppManifest.groups), host: AppManifest.host,
+        let kernel = Kernel(
+            catalog: ModuleCatalog(groups: AppManifest.groups), host: AppManifest.host,
             entitlements: .granted(AppManifest.defaultEntitlements))
         let report = try await kernel.boot()
         #expect(report.isClean, "\(report.table)")

@@ -19,9 +19,11 @@ private struct RandomGraph: CustomStringConvertible {
 
     func factories(log: EventLog? = nil) -> [ModuleFactory] {
         dependencies.enumerated().map { index, targets in
-            probe(id(index), requires: targets.enumerated().map { position, target in
-                .module(id(target), optional: optional.contains(index * 31 + position))
-            }, log: log)
+            probe(
+                id(index),
+                requires: targets.enumerated().map { position, target in
+                    .module(id(target), optional: optional.contains(index * 31 + position))
+                }, log: log)
         }
     }
 
@@ -63,18 +65,22 @@ private let acyclicGraph = anyGraph.map { graph in
             let position = Dictionary(uniqueKeysWithValues: graph.activationOrder.enumerated().map { ($1, $0) })
             #expect(position.count == graph.activationOrder.count, "each module once")
             for index in 0..<random.count {
-                #expect((position[random.id(index)] == nil) == random.isOnCycle(index),
+                #expect(
+                    (position[random.id(index)] == nil) == random.isOnCycle(index),
                     "m\(index) is left out of the order exactly when it is on a cycle: \(random)")
             }
             for (from, to) in random.edges {
-                guard let dependent = position[random.id(from)], let dependency = position[random.id(to)] else { continue }
+                guard let dependent = position[random.id(from)], let dependency = position[random.id(to)] else {
+                    continue
+                }
                 #expect(dependency < dependent, "m\(to) before m\(from): \(random)")
             }
             let edges = Set(random.edges.map { "\(random.id($0.0))>\(random.id($0.1))" })
             for cycle in graph.diagnostics.with(.dependencyCycle) {
                 let path = cycle.modules + [cycle.modules[0]]
                 for (from, to) in zip(path, path.dropFirst()) {
-                    #expect(edges.contains("\(from)>\(to)"), "reported cycle \(cycle.modules) uses a real edge: \(random)")
+                    #expect(
+                        edges.contains("\(from)>\(to)"), "reported cycle \(cycle.modules) uses a real edge: \(random)")
                 }
                 #expect(Set(cycle.modules).count == cycle.modules.count, "a cycle visits each module once")
             }
@@ -88,7 +94,8 @@ private let acyclicGraph = anyGraph.map { graph in
     func kernelRespectsEdges() async {
         await propertyCheck(count: 1_000, input: acyclicGraph, Gen.int(in: 1...6)) { random, width in
             let log = EventLog()
-            let kernel = Kernel(catalog: catalog(random.factories(log: log)), host: testHost,
+            let kernel = Kernel(
+                catalog: catalog(random.factories(log: log)), host: testHost,
                 options: KernelOptions(maximumConcurrentActivations: width))
             let report = try await kernel.boot()
             #expect(report.count("active") == random.count, "\(random)")

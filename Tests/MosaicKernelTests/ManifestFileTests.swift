@@ -15,7 +15,8 @@ import Testing
     }
 
     private let entryPoints = [
-        "WeatherModule": probe("com.ghost.weather", version: "1.4.0", requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
+        "WeatherModule": probe(
+            "com.ghost.weather", version: "1.4.0", requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
             entitlements: ["weather"]),
         "LocationModule": probe("com.ghost.location", version: "1.2.0"),
     ]
@@ -64,14 +65,18 @@ import Testing
         #expect(diagnostic.fix == "Correct the JSON at line 3, column 17.")
     }
 
-    @Test("files that are JSON but not manifests say which value is wrong", arguments: [
-        (#"[1, 2]"#, "holds a JSON array, not an object", nil as String?),
-        (#"{"version": "1.0.0", "entryPoint": "X"}"#, "the required key 'id' is missing", "id"),
-        (#"{"id": 7, "version": "1.0.0", "entryPoint": "X"}"#, "the value at id should be a string", "id"),
-        (#"{"id": "com.a.b", "version": "1.0.0", "entryPoint": "X", "dependencies": [{"id": "com.c.d", "versions": "soon"}]}"#,
-            "'soon' is not a version range", "dependencies[0].versions"),
-        ("", "not valid JSON", nil),
-    ])
+    @Test(
+        "files that are JSON but not manifests say which value is wrong",
+        arguments: [
+            (#"[1, 2]"#, "holds a JSON array, not an object", nil as String?),
+            (#"{"version": "1.0.0", "entryPoint": "X"}"#, "the required key 'id' is missing", "id"),
+            (#"{"id": 7, "version": "1.0.0", "entryPoint": "X"}"#, "the value at id should be a string", "id"),
+            (
+                #"{"id": "com.a.b", "version": "1.0.0", "entryPoint": "X", "dependencies": [{"id": "com.c.d", "versions": "soon"}]}"#,
+                "'soon' is not a version range", "dependencies[0].versions"
+            ),
+            ("", "not valid JSON", nil),
+        ])
     func wrongShape(_ contents: String, _ expected: String, _ keyPath: String?) throws {
         let path = try directory(["bad.json": contents])
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -85,7 +90,9 @@ import Testing
 
     @Test("an unknown key is a warning that suggests the key that was probably meant")
     func unknownKey() throws {
-        let path = try directory(["weather.json": weatherJSON.replacingOccurrences(of: "\"entitlements\"", with: "\"entitlement\"")])
+        let path = try directory([
+            "weather.json": weatherJSON.replacingOccurrences(of: "\"entitlements\"", with: "\"entitlement\"")
+        ])
         defer { try? FileManager.default.removeItem(atPath: path) }
         var catalog = ModuleCatalog()
         catalog.discover(in: path, entryPoints: entryPoints)
@@ -93,12 +100,16 @@ import Testing
         #expect(warning.severity == .warning)
         #expect(warning.fix == "Rename it to 'entitlements' if that was meant, or remove it.")
         // Without its entitlements the file now disagrees with the module's own manifest.
-        #expect(catalog.diagnostics.with(.manifestMismatch).first?.message.contains("entitlements is [] in the file but [weather] in code") == true)
+        #expect(
+            catalog.diagnostics.with(.manifestMismatch).first?.message.contains(
+                "entitlements is [] in the file but [weather] in code") == true)
     }
 
     @Test("an entry point the host did not register is named, with the closest registered one")
     func unknownEntryPoint() throws {
-        let path = try directory(["weather.json": weatherJSON.replacingOccurrences(of: "WeatherModule", with: "WeatherModul")])
+        let path = try directory([
+            "weather.json": weatherJSON.replacingOccurrences(of: "WeatherModule", with: "WeatherModul")
+        ])
         defer { try? FileManager.default.removeItem(atPath: path) }
         var catalog = ModuleCatalog()
         catalog.discover(in: path, entryPoints: entryPoints)
@@ -110,8 +121,10 @@ import Testing
 
     @Test("a file that disagrees with its module's manifest lists every difference")
     func mismatch() throws {
-        let path = try directory(["weather.json": weatherJSON.replacingOccurrences(of: "1.4.0", with: "1.3.0")
-            .replacingOccurrences(of: "1.0.0..<2.0.0", with: "^1.0.0")])
+        let path = try directory([
+            "weather.json": weatherJSON.replacingOccurrences(of: "1.4.0", with: "1.3.0")
+                .replacingOccurrences(of: "1.0.0..<2.0.0", with: "^1.0.0")
+        ])
         defer { try? FileManager.default.removeItem(atPath: path) }
         var catalog = ModuleCatalog()
         catalog.discover(in: path, entryPoints: entryPoints)
@@ -144,7 +157,8 @@ import Testing
             try Data(text).write(to: URL(fileURLWithPath: file))
             var catalog = ModuleCatalog()
             catalog.readManifest(at: file, entryPoints: entryPoints)
-            #expect(catalog.entries.count + catalog.diagnostics.filter(atLeast: .error).count == 1,
+            #expect(
+                catalog.entries.count + catalog.diagnostics.filter(atLeast: .error).count == 1,
                 "each file yields a module or an error: \(catalog.diagnostics)")
             #expect(catalog.diagnostics.allSatisfy { $0.location?.file == file && !$0.fix.isEmpty })
         }

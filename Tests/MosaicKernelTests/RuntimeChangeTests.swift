@@ -5,14 +5,15 @@ import Testing
 @Suite struct RuntimeChangeTests {
     /// location ← weather (needs "weather") ← dashboard ← widgets; sports stands apart.
     private func weatherApp(log: EventLog) -> Kernel {
-        makeKernel([
-            probe("com.app.location", log: log),
-            probe("com.app.weather", requires: [.module("com.app.location")], entitlements: ["weather"], log: log),
-            probe("com.app.dashboard", requires: [.module("com.app.weather")], log: log),
-            probe("com.app.widgets", requires: [.module("com.app.dashboard")], log: log),
-            probe("com.app.news", requires: [.module("com.app.weather", optional: true)], log: log),
-            probe("com.app.sports", log: log),
-        ], entitlements: ["weather"])
+        makeKernel(
+            [
+                probe("com.app.location", log: log),
+                probe("com.app.weather", requires: [.module("com.app.location")], entitlements: ["weather"], log: log),
+                probe("com.app.dashboard", requires: [.module("com.app.weather")], log: log),
+                probe("com.app.widgets", requires: [.module("com.app.dashboard")], log: log),
+                probe("com.app.news", requires: [.module("com.app.weather", optional: true)], log: log),
+                probe("com.app.sports", log: log),
+            ], entitlements: ["weather"])
     }
 
     @Test("revoking an entitlement deactivates its modules and their dependents, dependents first")
@@ -23,10 +24,15 @@ import Testing
         try await kernel.revoke("weather")
         #expect(log.deactivations == ["com.app.widgets", "com.app.dashboard", "com.app.weather"])
         let states = await kernel.states
-        #expect(states["com.app.weather"] == .blocked(by: [.entitlement("weather")],
-            reason: "it needs the entitlement 'weather', not granted."))
+        #expect(
+            states["com.app.weather"]
+                == .blocked(
+                    by: [.entitlement("weather")],
+                    reason: "it needs the entitlement 'weather', not granted."))
         #expect(states["com.app.dashboard"]?.name == "blocked")
-        #expect(states["com.app.widgets"]?.reason?.contains("Cause: com.app.weather: it needs the entitlement 'weather'") == true)
+        #expect(
+            states["com.app.widgets"]?.reason?.contains("Cause: com.app.weather: it needs the entitlement 'weather'")
+                == true)
         #expect(states["com.app.location"] == .active)
         #expect(states["com.app.news"] == .active)
         #expect(states["com.app.sports"] == .active)
@@ -41,7 +47,10 @@ import Testing
         try await kernel.revoke("weather")
         let activationsBefore = log.activations.count
         try await kernel.grant("weather")
-        #expect(Array(log.activations.dropFirst(activationsBefore)) == ["com.app.weather", "com.app.dashboard", "com.app.widgets"])
+        #expect(
+            Array(log.activations.dropFirst(activationsBefore)) == [
+                "com.app.weather", "com.app.dashboard", "com.app.widgets",
+            ])
         #expect(await kernel.states.values.allSatisfy { $0 == .active })
     }
 
@@ -62,7 +71,9 @@ import Testing
     @Test("installing a module validates it against the running graph and activates it")
     func install() async throws {
         let log = EventLog()
-        let kernel = makeKernel([probe("com.app.dashboard", requires: [.module("com.app.weather", optional: true)], log: log)])
+        let kernel = makeKernel([
+            probe("com.app.dashboard", requires: [.module("com.app.weather", optional: true)], log: log)
+        ])
         try await kernel.boot()
         let state = try await kernel.install(probe("com.app.weather", log: log))
         #expect(state == .active)
@@ -86,7 +97,9 @@ import Testing
             probe("com.app.loop-a", requires: [.module("com.app.loop-b")]),
         ])
         try await kernel.boot()
-        let duplicate = await #expect(throws: KernelError.self) { try await kernel.install(probe("com.app.weather", version: "2.0.0")) }
+        let duplicate = await #expect(throws: KernelError.self) {
+            try await kernel.install(probe("com.app.weather", version: "2.0.0"))
+        }
         #expect(duplicate?.code == .installRefused)
         #expect(duplicate?.diagnostics.map(\.code) == [.duplicateIdentifier])
         let cycle = await #expect(throws: KernelError.self) {
@@ -126,7 +139,9 @@ import Testing
         try await kernel.uninstall("com.app.weather", dependents: .deactivate)
         #expect(log.deactivations == ["com.app.dashboard", "com.app.weather"])
         #expect(await kernel.state(of: "com.app.weather") == nil)
-        #expect(await kernel.state(of: "com.app.dashboard")?.reason == "com.app.dashboard requires com.app.weather, which is not installed.")
+        #expect(
+            await kernel.state(of: "com.app.dashboard")?.reason
+                == "com.app.dashboard requires com.app.weather, which is not installed.")
         #expect(await kernel.state(of: "com.app.news") == .active)
         let missing = await #expect(throws: KernelError.self) { try await kernel.uninstall("com.app.weather") }
         #expect(missing?.code == .unknownModule)
@@ -146,7 +161,9 @@ import Testing
         try await kernel.boot()
         await withThrowingTaskGroup(of: Void.self) { group in
             for round in 0..<50 {
-                group.addTask { round.isMultiple(of: 2) ? try await kernel.revoke("weather") : try await kernel.grant("weather") }
+                group.addTask {
+                    round.isMultiple(of: 2) ? try await kernel.revoke("weather") : try await kernel.grant("weather")
+                }
             }
         }
         try await kernel.grant("weather")

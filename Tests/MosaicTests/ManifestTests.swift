@@ -15,7 +15,8 @@ import Testing
             id: "com.ghost.weather", version: "1.4.0-beta.1",
             requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0"), .module("com.ghost.maps", optional: true)],
             entitlements: ["weather"],
-            compatibility: Compatibility(host: "2.0.0"..<"3.0.0", platforms: [PlatformRequirement(.linux, minimum: "5.0.0")],
+            compatibility: Compatibility(
+                host: "2.0.0"..<"3.0.0", platforms: [PlatformRequirement(.linux, minimum: "5.0.0")],
                 features: ["location"]))
         let decoded = try JSONDecoder().decode(Manifest.self, from: JSONEncoder().encode(manifest))
         #expect(decoded == manifest)

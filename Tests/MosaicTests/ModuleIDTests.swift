@@ -2,24 +2,28 @@ import Mosaic
 import Testing
 
 @Suite struct ModuleIDTests {
-    @Test("reverse-DNS identifiers of lowercase segments are valid", arguments: [
-        "com.ghost.weather", "io.example", "org.a1.b-2.c", "com.x" + String(repeating: "y", count: 62),
-    ])
+    @Test(
+        "reverse-DNS identifiers of lowercase segments are valid",
+        arguments: [
+            "com.ghost.weather", "io.example", "org.a1.b-2.c", "com.x" + String(repeating: "y", count: 62),
+        ])
     func validIdentifiers(_ text: String) {
         #expect(ModuleID(text).problems == [])
     }
 
-    @Test("each broken rule is named with its fix", arguments: [
-        ("", "empty"),
-        ("weather", "at least two segments"),
-        ("com..weather", "segment 2 is empty"),
-        ("com.Ghost", "use only a-z, 0-9 and '-'"),
-        ("com.ghost.wea ther", "U+20"),
-        ("com.1ghost", "must start with a lowercase letter"),
-        ("com.ghost-", "must not end with '-'"),
-        ("com." + String(repeating: "a", count: 64), "longer than 63"),
-        (String(repeating: "abcdefgh.", count: 30) + "z", "shorten it to at most 255"),
-    ])
+    @Test(
+        "each broken rule is named with its fix",
+        arguments: [
+            ("", "empty"),
+            ("weather", "at least two segments"),
+            ("com..weather", "segment 2 is empty"),
+            ("com.Ghost", "use only a-z, 0-9 and '-'"),
+            ("com.ghost.wea ther", "U+20"),
+            ("com.1ghost", "must start with a lowercase letter"),
+            ("com.ghost-", "must not end with '-'"),
+            ("com." + String(repeating: "a", count: 64), "longer than 63"),
+            (String(repeating: "abcdefgh.", count: 30) + "z", "shorten it to at most 255"),
+        ])
     func invalidIdentifiers(_ text: String, _ expected: String) {
         let problems = ModuleID(text).problems
         #expect(problems.contains { $0.contains(expected) }, "\(problems)")
@@ -36,7 +40,9 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
             let length = Int.random(in: 0...300, using: &generator)
-            let scalars = (0..<length).compactMap { _ in Unicode.Scalar(UInt32.random(in: 0...0x2FFF, using: &generator)) }
+            let scalars = (0..<length).compactMap { _ in
+                Unicode.Scalar(UInt32.random(in: 0...0x2FFF, using: &generator))
+            }
             let text = String(String.UnicodeScalarView(scalars))
             let id = ModuleID(text)
             #expect(id.isValid == id.problems.isEmpty)

@@ -2,19 +2,23 @@ import Mosaic
 import Testing
 
 @Suite struct SemanticVersionTests {
-    @Test("strict semver texts are valid", arguments: [
-        "0.0.0", "1.4.0", "10.20.30", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-0.3.7", "1.0.0-x.7.z.92",
-        "1.0.0+20130313144700", "1.0.0-beta+exp.sha.5114f85", "1.0.0-x-y-z.--",
-    ])
+    @Test(
+        "strict semver texts are valid",
+        arguments: [
+            "0.0.0", "1.4.0", "10.20.30", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-0.3.7", "1.0.0-x.7.z.92",
+            "1.0.0+20130313144700", "1.0.0-beta+exp.sha.5114f85", "1.0.0-x-y-z.--",
+        ])
     func valid(_ text: String) {
         #expect(SemanticVersion(text).isValid)
         #expect(SemanticVersion(text).text == text)
     }
 
-    @Test("anything else is invalid, and the problem says how to write a version", arguments: [
-        "", "1", "1.2", "1.2.3.4", "01.2.3", "1.02.3", "1.2.03", "v1.2.3", "-1.2.3", "1.2.3-", "1.2.3-01",
-        "1.2.3-a..b", "1.2.3+", "1.2.3-al@pha", " 1.2.3", "1.2.3 ", "+1.2.3", "1.2.+3", "a.b.c",
-    ])
+    @Test(
+        "anything else is invalid, and the problem says how to write a version",
+        arguments: [
+            "", "1", "1.2", "1.2.3.4", "01.2.3", "1.02.3", "1.2.03", "v1.2.3", "-1.2.3", "1.2.3-", "1.2.3-01",
+            "1.2.3-a..b", "1.2.3+", "1.2.3-al@pha", " 1.2.3", "1.2.3 ", "+1.2.3", "1.2.+3", "a.b.c",
+        ])
     func invalid(_ text: String) {
         let version = SemanticVersion(text)
         #expect(!version.isValid)

@@ -30,10 +30,12 @@ import Testing
         #expect(!VersionRange(parsing: "1.0..<2.0.0")!.contains("1.5.0"))
     }
 
-    @Test("manifest text forms parse and print back", arguments: [
-        ("1.0.0..<2.0.0", "1.0.0..<2.0.0"), ("1.0.0...1.9.0", "1.0.0...1.9.0"), ("^1.2.0", "1.2.0..<2.0.0"),
-        (">=1.2.0", ">=1.2.0"), ("*", "*"), (" 1.0.0 ..< 2.0.0 ", "1.0.0..<2.0.0"),
-    ])
+    @Test(
+        "manifest text forms parse and print back",
+        arguments: [
+            ("1.0.0..<2.0.0", "1.0.0..<2.0.0"), ("1.0.0...1.9.0", "1.0.0...1.9.0"), ("^1.2.0", "1.2.0..<2.0.0"),
+            (">=1.2.0", ">=1.2.0"), ("*", "*"), (" 1.0.0 ..< 2.0.0 ", "1.0.0..<2.0.0"),
+        ])
     func parsing(_ text: String, _ printed: String) {
         #expect(VersionRange(parsing: text)?.description == printed)
         #expect(VersionRange(parsing: text)?.problem == nil)

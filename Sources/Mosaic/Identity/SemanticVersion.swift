@@ -97,7 +97,9 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, CustomSt
     private static func isIdentifier(_ identifier: String, numericMayHaveLeadingZero: Bool) -> Bool {
         let scalars = identifier.unicodeScalars
         guard !scalars.isEmpty,
-            scalars.allSatisfy({ ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" })
+            scalars.allSatisfy({
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-"
+            })
         else { return false }
         let isNumeric = scalars.allSatisfy { ("0"..."9").contains($0) }
         return !isNumeric || numericMayHaveLeadingZero || scalars.count == 1 || scalars.first != "0"

@@ -55,7 +55,8 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
             if lower > upper { return false }
             return includesUpperBound ? (lower...upper).contains(candidate) : (lower..<upper).contains(candidate)
         case (let lower?, nil):
-            return candidate >= lower && (candidate.prereleaseIdentifiers.isEmpty || !lower.prereleaseIdentifiers.isEmpty)
+            return candidate >= lower
+                && (candidate.prereleaseIdentifiers.isEmpty || !lower.prereleaseIdentifiers.isEmpty)
         case (nil, nil):
             return candidate.prereleaseIdentifiers.isEmpty
         case (nil, let upper?):
@@ -95,9 +96,11 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         } else if text.hasPrefix(">=") {
             self = .atLeast(SemanticVersion(String(text.dropFirst(2)).trimmingWhitespace()))
         } else if let parts = text.split(around: "..<") {
-            self.init(lowerBound: SemanticVersion(parts.0), upperBound: SemanticVersion(parts.1), includesUpperBound: false)
+            self.init(
+                lowerBound: SemanticVersion(parts.0), upperBound: SemanticVersion(parts.1), includesUpperBound: false)
         } else if let parts = text.split(around: "...") {
-            self.init(lowerBound: SemanticVersion(parts.0), upperBound: SemanticVersion(parts.1), includesUpperBound: true)
+            self.init(
+                lowerBound: SemanticVersion(parts.0), upperBound: SemanticVersion(parts.1), includesUpperBound: true)
         } else {
             return nil
         }
@@ -111,7 +114,8 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         let text = try container.decode(String.self)
         guard let range = VersionRange(parsing: text) else {
             throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "'\(text.prefix(80))' is not a version range; write \(Self.acceptedForms)")
+                in: container,
+                debugDescription: "'\(text.prefix(80))' is not a version range; write \(Self.acceptedForms)")
         }
         self = range
     }

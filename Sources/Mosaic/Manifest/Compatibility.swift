@@ -67,7 +67,11 @@ public struct PlatformRequirement: Sendable, Hashable, Codable, CustomStringConv
         }
     }
 
-    enum CodingKeys: String, CodingKey { case platform = "name", minimum = "min", maximum = "max" }
+    enum CodingKeys: String, CodingKey {
+        case platform = "name"
+        case minimum = "min"
+        case maximum = "max"
+    }
 }
 
 /// An operating system family, named as `#if os(…)` names it.

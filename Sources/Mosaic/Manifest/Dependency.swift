@@ -24,7 +24,8 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// Depends on `id` at a version in `versions`, such as `"1.0.0"..<"2.0.0"`.
-    public static func module(_ id: ModuleID, _ versions: Range<SemanticVersion>, optional: Bool = false) -> Dependency {
+    public static func module(_ id: ModuleID, _ versions: Range<SemanticVersion>, optional: Bool = false) -> Dependency
+    {
         Dependency(id: id, versions: VersionRange(versions), isOptional: optional)
     }
 
@@ -50,7 +51,8 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, versions, isOptional = "optional"
+        case id, versions
+        case isOptional = "optional"
     }
 
     public init(from decoder: any Decoder) throws {

@@ -1,7 +1,8 @@
 /// A named capability the host grants or revokes, such as `weather` or `premium.export`.
 ///
 /// A module lists the entitlements it needs; the kernel activates it only while all of them are granted.
-public struct Entitlement: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct Entitlement: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringLiteral
+{
     /// The entitlement's name.
     public let name: String
 
@@ -33,7 +34,8 @@ public struct Entitlement: Sendable, Hashable, Comparable, Codable, CustomString
         if scalars.isEmpty { return "an entitlement name is empty; name the capability, such as 'weather'" }
         if scalars.count > 128 { return "entitlement '\(name.prefix(40))…' is longer than 128 characters; shorten it" }
         if !scalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) {
-            return "entitlement '\(name.prefix(40))' has spaces, control or non-ASCII characters; use printable ASCII only"
+            return
+                "entitlement '\(name.prefix(40))' has spaces, control or non-ASCII characters; use printable ASCII only"
         }
         return nil
     }

@@ -1,5 +1,5 @@
-internal import Synchronization
 internal import Mosaic
+internal import Synchronization
 
 /// One module's activation or deactivation, run in a task of its own so that a module that never returns can be
 /// abandoned; returns the module instance when there is one to keep.

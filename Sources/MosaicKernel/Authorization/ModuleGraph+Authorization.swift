@@ -35,7 +35,8 @@ extension ModuleGraph {
                 continue
             }
             if leaving.contains(id) {
-                verdicts[id] = .blocked(by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
+                verdicts[id] = .blocked(
+                    by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
                 continue
             }
             var blockers: [Blocker] = []
@@ -51,10 +52,12 @@ extension ModuleGraph {
                 let sentence = "it needs the entitlement\(missing.count == 1 ? "" : "s") \(list), not granted."
                 blockers += missing.map { .entitlement($0) }
                 reasons.append(sentence)
-                diagnostics.append(Diagnostic(.missingEntitlement, .warning, modules: [id],
-                    message: "\(id) needs the entitlement\(missing.count == 1 ? "" : "s") \(list), which the host "
-                        + "has not granted; it stays blocked.",
-                    fix: "Grant \(list) to run \(id), or leave it blocked."))
+                diagnostics.append(
+                    Diagnostic(
+                        .missingEntitlement, .warning, modules: [id],
+                        message: "\(id) needs the entitlement\(missing.count == 1 ? "" : "s") \(list), which the host "
+                            + "has not granted; it stays blocked.",
+                        fix: "Grant \(list) to run \(id), or leave it blocked."))
             }
             for dependency in node.required {
                 switch verdicts[dependency] {
@@ -73,7 +76,8 @@ extension ModuleGraph {
                 verdicts[id] = .run
             } else {
                 let reason = reasons.joined(separator: " ") + (cause.map { " Cause: \($0)" } ?? "")
-                verdicts[id] = .blocked(by: blockers, reason: reason, cause: cause ?? "\(id): \(reasons.joined(separator: " "))")
+                verdicts[id] = .blocked(
+                    by: blockers, reason: reason, cause: cause ?? "\(id): \(reasons.joined(separator: " "))")
             }
         }
         return (verdicts, diagnostics)

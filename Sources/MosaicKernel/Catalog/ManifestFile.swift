@@ -46,26 +46,50 @@ struct ManifestFile: Decodable {
         do {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             if let size = attributes[.size] as? Int, size > maximumSize {
-                return (nil, [problem("the file is \(size) bytes; a manifest may be at most \(maximumSize).",
-                    fix: "Point the kernel at a directory of manifest files only, or shrink this one.")])
+                return (
+                    nil,
+                    [
+                        problem(
+                            "the file is \(size) bytes; a manifest may be at most \(maximumSize).",
+                            fix: "Point the kernel at a directory of manifest files only, or shrink this one.")
+                    ]
+                )
             }
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            return (nil, [problem("the file could not be read (\(error.localizedDescription)).",
-                fix: "Check that the file exists and that this process may read it.")])
+            return (
+                nil,
+                [
+                    problem(
+                        "the file could not be read (\(error.localizedDescription)).",
+                        fix: "Check that the file exists and that this process may read it.")
+                ]
+            )
         }
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: data)
         } catch {
             let position = JSONPosition(of: error, in: data)
-            return (nil, [problem("the file is not valid JSON (\(position.explanation)).",
-                fix: "Correct the JSON at line \(position.line), column \(position.column).",
-                line: position.line, column: position.column)])
+            return (
+                nil,
+                [
+                    problem(
+                        "the file is not valid JSON (\(position.explanation)).",
+                        fix: "Correct the JSON at line \(position.line), column \(position.column).",
+                        line: position.line, column: position.column)
+                ]
+            )
         }
         guard object is [String: Any] else {
-            return (nil, [problem("the file holds a JSON \(jsonKind(object)), not an object.",
-                fix: "Write the manifest as one JSON object with at least 'id', 'version' and 'entryPoint'.")])
+            return (
+                nil,
+                [
+                    problem(
+                        "the file holds a JSON \(jsonKind(object)), not an object.",
+                        fix: "Write the manifest as one JSON object with at least 'id', 'version' and 'entryPoint'.")
+                ]
+            )
         }
         let warnings = unknownKeys(in: object, path: path)
         do {
@@ -74,8 +98,14 @@ struct ManifestFile: Decodable {
             let (message, keyPath) = explain(error)
             return (nil, warnings + [problem(message, fix: "Correct the value at \(keyPath).", keyPath: keyPath)])
         } catch {
-            return (nil, warnings + [problem("the file could not be decoded (\(error)).",
-                fix: "Compare the file with the manifest format in the documentation.")])
+            return (
+                nil,
+                warnings + [
+                    problem(
+                        "the file could not be decoded (\(error)).",
+                        fix: "Compare the file with the manifest format in the documentation.")
+                ]
+            )
         }
     }
 
@@ -103,9 +133,12 @@ struct ManifestFile: Decodable {
             guard known.contains(key) else {
                 let suggestion = known.min { editDistance(key, $0) < editDistance(key, $1) }
                 let fix = suggestion.map { "Rename it to '\($0)' if that was meant, or remove it." } ?? "Remove it."
-                return [Diagnostic(.manifestUnknownKey, .warning, modules: [],
-                    message: "the key '\(key.prefix(80))' is not part of a module manifest and is ignored.",
-                    fix: fix, location: .init(file: path, keyPath: childPath))]
+                return [
+                    Diagnostic(
+                        .manifestUnknownKey, .warning, modules: [],
+                        message: "the key '\(key.prefix(80))' is not part of a module manifest and is ignored.",
+                        fix: fix, location: .init(file: path, keyPath: childPath))
+                ]
             }
             let childSchema = schemaPath.isEmpty ? key : "\(schemaPath).\(key)"
             return unknownKeys(in: object[key] as Any, at: childPath, schemaPath: childSchema, path: path)
@@ -127,14 +160,20 @@ struct ManifestFile: Decodable {
             let path = keyPath(context.codingPath, key)
             return ("the required key '\(key.stringValue)' is missing at \(keyPath(context.codingPath)).", path)
         case .typeMismatch(let type, let context):
-            return ("the value at \(keyPath(context.codingPath)) should be \(describe(type)).",
-                keyPath(context.codingPath))
+            return (
+                "the value at \(keyPath(context.codingPath)) should be \(describe(type)).",
+                keyPath(context.codingPath)
+            )
         case .valueNotFound(let type, let context):
-            return ("the value at \(keyPath(context.codingPath)) is null; it should be \(describe(type)).",
-                keyPath(context.codingPath))
+            return (
+                "the value at \(keyPath(context.codingPath)) is null; it should be \(describe(type)).",
+                keyPath(context.codingPath)
+            )
         case .dataCorrupted(let context):
-            return ("the value at \(keyPath(context.codingPath)) is invalid: \(context.debugDescription)",
-                keyPath(context.codingPath))
+            return (
+                "the value at \(keyPath(context.codingPath)) is invalid: \(context.debugDescription)",
+                keyPath(context.codingPath)
+            )
         @unknown default:
             return ("the file does not have the shape of a manifest (\(error)).", "the top level")
         }
@@ -174,7 +213,8 @@ struct JSONPosition {
 
 /// The number of single-character edits that turn `a` into `b`: how close a mistyped key is to a known one.
 func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a.prefix(64)), b = Array(b)
+    let a = Array(a.prefix(64))
+    let b = Array(b)
     var previous = Array(0...b.count)
     for (i, left) in a.enumerated() {
         var current = [i + 1] + Array(repeating: 0, count: b.count)

@@ -17,10 +17,12 @@ extension ModuleCatalog {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            diagnostics.append(Diagnostic(.directoryUnreadable, .error, modules: [],
-                message: "the manifest directory could not be read (\(error.localizedDescription)).",
-                fix: "Create the directory, or point the kernel at the directory that holds the manifest files.",
-                location: .init(file: directory)))
+            diagnostics.append(
+                Diagnostic(
+                    .directoryUnreadable, .error, modules: [],
+                    message: "the manifest directory could not be read (\(error.localizedDescription)).",
+                    fix: "Create the directory, or point the kernel at the directory that holds the manifest files.",
+                    location: .init(file: directory)))
             return
         }
         for name in names.sorted() where name.hasSuffix(".json") {
@@ -37,21 +39,26 @@ extension ModuleCatalog {
         guard let factory = entryPoints[file.entryPoint] else {
             let known = entryPoints.keys.sorted()
             let closest = known.min { editDistance(file.entryPoint, $0) < editDistance(file.entryPoint, $1) }
-            diagnostics.append(Diagnostic(.unknownEntryPoint, .error, modules: [file.manifest.id],
-                message: "the entry point '\(file.entryPoint.prefix(80))' is not registered by the host"
-                    + (known.isEmpty ? " (the host registered none)." : " (registered: \(known.joined(separator: ", "))).") ,
-                fix: closest.map { "Use '\($0)' if that was meant, or register a factory under this name." }
-                    ?? "Register a factory under this name when creating the catalog.",
-                location: location))
+            diagnostics.append(
+                Diagnostic(
+                    .unknownEntryPoint, .error, modules: [file.manifest.id],
+                    message: "the entry point '\(file.entryPoint.prefix(80))' is not registered by the host"
+                        + (known.isEmpty
+                            ? " (the host registered none)." : " (registered: \(known.joined(separator: ", ")))."),
+                    fix: closest.map { "Use '\($0)' if that was meant, or register a factory under this name." }
+                        ?? "Register a factory under this name when creating the catalog.",
+                    location: location))
             return
         }
         let differences = Self.differences(file: file.manifest, code: factory.manifest)
         guard differences.isEmpty else {
-            diagnostics.append(Diagnostic(.manifestMismatch, .error, modules: [file.manifest.id],
-                message: "the file disagrees with \(factory.name), which '\(file.entryPoint)' creates: "
-                    + differences.joined(separator: "; ") + ".",
-                fix: "Make the file and the module's manifest in code say the same thing (regenerate the file).",
-                location: .init(file: path)))
+            diagnostics.append(
+                Diagnostic(
+                    .manifestMismatch, .error, modules: [file.manifest.id],
+                    message: "the file disagrees with \(factory.name), which '\(file.entryPoint)' creates: "
+                        + differences.joined(separator: "; ") + ".",
+                    fix: "Make the file and the module's manifest in code say the same thing (regenerate the file).",
+                    location: .init(file: path)))
             return
         }
         add(factory, origin: .manifestFile(path))
@@ -60,14 +67,18 @@ extension ModuleCatalog {
     /// Each field on which a file's manifest and the module's own manifest differ, as a phrase.
     static func differences(file: Manifest, code: Manifest) -> [String] {
         var differences: [String] = []
-        func compare<Value: Equatable>(_ field: String, _ fileValue: Value, _ codeValue: Value, _ show: (Value) -> String) {
+        func compare<Value: Equatable>(
+            _ field: String, _ fileValue: Value, _ codeValue: Value, _ show: (Value) -> String
+        ) {
             if fileValue != codeValue {
                 differences.append("\(field) is \(show(fileValue)) in the file but \(show(codeValue)) in code")
             }
         }
         compare("id", file.id, code.id) { "'\($0)'" }
         compare("version", file.version, code.version) { "'\($0)'" }
-        compare("entitlements", file.entitlements, code.entitlements) { "[\($0.sorted().map(\.name).joined(separator: ", "))]" }
+        compare("entitlements", file.entitlements, code.entitlements) {
+            "[\($0.sorted().map(\.name).joined(separator: ", "))]"
+        }
         compare("dependencies", Set(file.dependencies), Set(code.dependencies)) {
             "[\($0.map(\.description).sorted().joined(separator: ", "))]"
         }

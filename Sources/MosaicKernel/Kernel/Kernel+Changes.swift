@@ -58,7 +58,8 @@ extension Kernel {
             let known = Set(graph.diagnostics)
             let introduced = grown.diagnostics.filter { $0.severity == .error && !known.contains($0) }
             guard records[id] == nil, introduced.isEmpty else {
-                throw KernelError(.installRefused,
+                throw KernelError(
+                    .installRefused,
                     "\(id) was not installed: it does not fit the running graph.", module: id,
                     diagnostics: introduced)
             }
@@ -89,10 +90,15 @@ extension Kernel {
             }
             if dependents == .refuse, !requiring.isEmpty {
                 let names = requiring.map(\.rawValue).joined(separator: ", ")
-                throw KernelError(.uninstallRefused, "\(id) was not uninstalled: \(names) require it.", module: id,
-                    diagnostics: [Diagnostic(.hasDependents, .error, modules: [id] + requiring,
-                        message: "\(id) is required by \(names).",
-                        fix: "Uninstall those first, or pass dependents: .deactivate to stop them along with \(id).")])
+                throw KernelError(
+                    .uninstallRefused, "\(id) was not uninstalled: \(names) require it.", module: id,
+                    diagnostics: [
+                        Diagnostic(
+                            .hasDependents, .error, modules: [id] + requiring,
+                            message: "\(id) is required by \(names).",
+                            fix: "Uninstall those first, or pass dependents: .deactivate to stop them along with \(id)."
+                        )
+                    ])
             }
             leaving.insert(id)
             await reconcile()

@@ -77,7 +77,8 @@ extension Kernel {
         guard let node = graph.node(id), case .authorized = records[id]?.lifecycle else { return nil }
         let required = node.required
         guard required.allSatisfy({ records[$0]?.lifecycle.state == .active }) else { return nil }
-        let context = ActivationContext(id: id, version: node.manifest.version, host: host,
+        let context = ActivationContext(
+            id: id, version: node.manifest.version, host: host,
             logger: Logger(label: id.rawValue))
         let make = node.entry.factory.make
         return {
@@ -97,11 +98,13 @@ extension Kernel {
                 return .active(authorized.activate())
             }
         case .threw(let error):
-            fail(id, after: outcome.duration, code: .activationFailed,
+            fail(
+                id, after: outcome.duration, code: .activationFailed,
                 reason: "activate(_:) threw: \(String(describing: error).prefix(500))",
                 fix: "Fix the error in \(id)'s activate(_:); its dependents start once it activates.")
         case .timedOut:
-            fail(id, after: outcome.duration, code: .activationTimedOut,
+            fail(
+                id, after: outcome.duration, code: .activationTimedOut,
                 reason: "activate(_:) did not finish within \(options.activationTimeLimit); it was cancelled.",
                 fix: "Make \(id)'s activate(_:) return promptly (start long work in a task), or raise "
                     + "KernelOptions.activationTimeLimit.")
@@ -132,10 +135,12 @@ extension Kernel {
 
     private func finishDeactivation(_ id: ModuleID, _ outcome: Outcome) {
         if case .timedOut = outcome.result {
-            runtimeDiagnostics.append(Diagnostic(.deactivationTimedOut, .warning, modules: [id],
-                message: "\(id)'s deactivate() did not finish within \(options.deactivationTimeLimit); "
-                    + "the kernel stopped waiting and may have left resources behind.",
-                fix: "Make \(id)'s deactivate() return promptly, or raise KernelOptions.deactivationTimeLimit."))
+            runtimeDiagnostics.append(
+                Diagnostic(
+                    .deactivationTimedOut, .warning, modules: [id],
+                    message: "\(id)'s deactivate() did not finish within \(options.deactivationTimeLimit); "
+                        + "the kernel stopped waiting and may have left resources behind.",
+                    fix: "Make \(id)'s deactivate() return promptly, or raise KernelOptions.deactivationTimeLimit."))
         }
         records[id]?.instance = nil
         move(id) { lifecycle in

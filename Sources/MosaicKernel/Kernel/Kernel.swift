@@ -72,7 +72,8 @@ public actor Kernel {
         options: KernelOptions = KernelOptions(),
         logger: Logger = Logger(label: "mosaic.kernel")
     ) {
-        self.init(catalog: ModuleCatalog(modules: modules), host: host, entitlements: entitlements, options: options,
+        self.init(
+            catalog: ModuleCatalog(modules: modules), host: host, entitlements: entitlements, options: options,
             logger: logger)
     }
 
@@ -143,7 +144,8 @@ public actor Kernel {
     public func report() -> BootReport {
         let entries = graph.ids.compactMap { id -> BootReport.Entry? in
             guard let record = records[id], let node = graph.node(id) else { return nil }
-            return BootReport.Entry(id: id, version: node.manifest.version, origin: node.entry.origin,
+            return BootReport.Entry(
+                id: id, version: node.manifest.version, origin: node.entry.origin,
                 state: record.lifecycle.state, activationTime: record.activationTime)
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
@@ -163,7 +165,8 @@ public actor Kernel {
     }
 
     /// Runs `body` when no other changing operation is under way; operations run in call order.
-    func exclusively<Result, Failure: Error>(_ body: () async throws(Failure) -> Result) async throws(Failure) -> Result {
+    func exclusively<Result, Failure: Error>(_ body: () async throws(Failure) -> Result) async throws(Failure) -> Result
+    {
         while isBusy {
             await withCheckedContinuation { waitingOperations.append($0) }
         }
@@ -180,7 +183,8 @@ public actor Kernel {
     func move(_ id: ModuleID, _ step: (Lifecycle) -> Lifecycle?) {
         guard let current = records[id]?.lifecycle, let next = step(current) else { return }
         records[id]?.lifecycle = next
-        let from = current.state, to = next.state
+        let from = current.state
+        let to = next.state
         if from != to { changes.send(StateChange(id: id, from: from, to: to)) }
     }
 

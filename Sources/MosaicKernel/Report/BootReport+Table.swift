@@ -11,8 +11,10 @@ extension BootReport {
     public var table: String {
         let header = ["MODULE", "VERSION", "STATE", "TIME", "REASON"]
         let rows = modules.map { module in
-            [module.id.rawValue, module.version.text, module.state.name,
-                module.activationTime.map(Self.format) ?? "", module.state.reason ?? ""]
+            [
+                module.id.rawValue, module.version.text, module.state.name,
+                module.activationTime.map(Self.format) ?? "", module.state.reason ?? "",
+            ]
         }
         let widths = (0..<header.count - 1).map { column in
             ([header] + rows).map { $0[column].count }.max() ?? 0

@@ -59,8 +59,10 @@ public struct BootReport: Sendable {
     /// Writes one line per module (info when active, warning otherwise), one per diagnostic, and the summary.
     public func log(to logger: Logger) {
         for module in modules {
-            var metadata: Logger.Metadata = ["module": "\(module.id)", "version": "\(module.version)",
-                "state": "\(module.state.name)"]
+            var metadata: Logger.Metadata = [
+                "module": "\(module.id)", "version": "\(module.version)",
+                "state": "\(module.state.name)",
+            ]
             if let time = module.activationTime { metadata["activation"] = "\(Self.format(time))" }
             if let reason = module.state.reason {
                 metadata["reason"] = "\(reason)"

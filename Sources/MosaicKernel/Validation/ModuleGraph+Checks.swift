@@ -7,17 +7,20 @@ extension ModuleGraph {
         guard let manifest = nodes[id]?.manifest else { return }
         let problems = id.problems
         if !problems.isEmpty {
-            report(.invalidIdentifier, .error, [id],
+            report(
+                .invalidIdentifier, .error, [id],
                 "the identifier '\(id.rawValue.prefix(80))' is invalid: \(problems.joined(separator: "; ")).",
                 fix: "Rename the module to a reverse-DNS identifier such as 'com.example.feature'.", fault: true)
         }
         if let problem = manifest.version.problem {
-            report(.invalidVersion, .error, [id], "the version of \(id) is invalid: \(problem).",
+            report(
+                .invalidVersion, .error, [id], "the version of \(id) is invalid: \(problem).",
                 fix: "Set the manifest's version to a semantic version.", fault: true)
         }
         for entitlement in manifest.entitlements.sorted() {
             if let problem = entitlement.problem {
-                report(.invalidDeclaration, .error, [id], "\(id) declares an unusable entitlement: \(problem).",
+                report(
+                    .invalidDeclaration, .error, [id], "\(id) declares an unusable entitlement: \(problem).",
                     fix: "Rename the entitlement in \(id)'s manifest.", fault: true)
             }
         }
@@ -30,13 +33,15 @@ extension ModuleGraph {
     private mutating func checkDeclaration(of dependency: Dependency, in id: ModuleID) {
         let problems = dependency.id.problems
         if !problems.isEmpty {
-            report(.invalidDeclaration, .error, [id],
+            report(
+                .invalidDeclaration, .error, [id],
                 "\(id) depends on '\(dependency.id.rawValue.prefix(80))', which is not a valid identifier: "
                     + "\(problems.joined(separator: "; ")).",
                 fix: "Correct the dependency's identifier in \(id)'s manifest.", fault: true)
         }
         if let problem = dependency.versions.problem {
-            report(.invalidDeclaration, .error, [id, dependency.id],
+            report(
+                .invalidDeclaration, .error, [id, dependency.id],
                 "\(id)'s dependency on \(dependency.id) has a bad version \(problem).",
                 fix: "Write the range as \(VersionRange.acceptedForms).", fault: true)
         }
@@ -44,10 +49,12 @@ extension ModuleGraph {
 
     private mutating func checkCompatibility(of id: ModuleID, _ compatibility: Compatibility) {
         if let problem = compatibility.host.problem {
-            report(.invalidDeclaration, .error, [id], "\(id)'s host compatibility has a bad version \(problem).",
+            report(
+                .invalidDeclaration, .error, [id], "\(id)'s host compatibility has a bad version \(problem).",
                 fix: "Write the range as \(VersionRange.acceptedForms).", fault: true)
         } else if !compatibility.host.contains(host.version) {
-            report(.incompatibleHostVersion, .error, [id],
+            report(
+                .incompatibleHostVersion, .error, [id],
                 "\(id) needs a host version in \(compatibility.host), but this host is \(host.version).",
                 fix: "Run \(id) in a host whose version is in \(compatibility.host), or widen its compatibility.",
                 fault: true)
@@ -56,7 +63,8 @@ extension ModuleGraph {
         let missing = compatibility.features.subtracting(host.features).sorted()
         if !missing.isEmpty {
             let list = missing.map { "'\($0)'" }.joined(separator: ", ")
-            report(.missingHostFeature, .error, [id],
+            report(
+                .missingHostFeature, .error, [id],
                 "\(id) needs the host feature\(missing.count == 1 ? "" : "s") \(list), which this host does not offer.",
                 fix: "Run \(id) in a host that offers \(list), or remove the requirement from its compatibility.",
                 fault: true)
@@ -66,19 +74,23 @@ extension ModuleGraph {
     private mutating func checkPlatforms(of id: ModuleID, _ platforms: [PlatformRequirement]) {
         for requirement in platforms {
             for bound in [requirement.minimum, requirement.maximum].compactMap({ $0 }) where !bound.isValid {
-                report(.invalidDeclaration, .error, [id], "\(id)'s platform requirement has a bad version: "
-                    + "\(bound.problem ?? "").", fix: "Write platform versions as MAJOR.MINOR.PATCH.", fault: true)
+                report(
+                    .invalidDeclaration, .error, [id],
+                    "\(id)'s platform requirement has a bad version: "
+                        + "\(bound.problem ?? "").", fix: "Write platform versions as MAJOR.MINOR.PATCH.", fault: true)
             }
         }
         guard !platforms.isEmpty else { return }
         let supported = platforms.map(\.description).joined(separator: ", ")
         let here = platforms.filter { $0.platform == host.platform }
         if here.isEmpty {
-            report(.incompatiblePlatform, .error, [id],
+            report(
+                .incompatiblePlatform, .error, [id],
                 "\(id) supports \(supported), but this host runs on \(host.platform).",
                 fix: "Run \(id) on a supported platform, or add \(host.platform) to its compatibility.", fault: true)
         } else if !here.contains(where: { $0.accepts(host.platformVersion) }) {
-            report(.incompatiblePlatform, .error, [id],
+            report(
+                .incompatiblePlatform, .error, [id],
                 "\(id) supports \(supported), but this host runs \(host.platform) \(host.platformVersion).",
                 fix: "Run \(id) on a supported \(host.platform) version, or widen its platform range.", fault: true)
         }

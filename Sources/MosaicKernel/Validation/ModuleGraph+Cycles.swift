@@ -26,7 +26,8 @@ extension ModuleGraph {
                 if truncated, number == 0 {
                     message += " (\(component.count) modules are tangled here; more cycles exist than are listed.)"
                 }
-                report(.dependencyCycle, .error, cycle.map { ids[$0] }, message,
+                report(
+                    .dependencyCycle, .error, cycle.map { ids[$0] }, message,
                     fix: "Remove one dependency of this path, or move what these modules share into a new module "
                         + "that each of them depends on.")
             }

@@ -74,7 +74,8 @@ public struct ModuleGraph: Sendable {
         for id in ids {
             guard let entries = claimants[id], entries.count > 1 else { continue }
             let sources = entries.map { "\($0.factory.name) (\($0.origin))" }.joined(separator: " and ")
-            report(.duplicateIdentifier, .error, [id],
+            report(
+                .duplicateIdentifier, .error, [id],
                 "\(entries.count) different modules claim the identifier \(id): \(sources).",
                 fix: "Give each module its own identifier, or list only one of them.", fault: true)
         }
@@ -105,12 +106,14 @@ public struct ModuleGraph: Sendable {
         let kind = dependency.isOptional ? "can use" : "requires"
         guard let target = nodes[dependency.id] else {
             if dependency.isOptional {
-                report(.missingOptionalDependency, .note, [id, dependency.id],
+                report(
+                    .missingOptionalDependency, .note, [id, dependency.id],
                     "\(id) can use \(dependency.id), which is not installed; it will run without it.",
                     fix: "Add \(dependency.id) to the catalog to enable what it offers, or ignore this note.")
             } else {
                 let message = "\(id) requires \(dependency.id), which is not installed."
-                report(.missingDependency, .error, [id, dependency.id], message,
+                report(
+                    .missingDependency, .error, [id, dependency.id], message,
                     fix: "Add \(dependency.id) to the catalog, or declare the dependency optional.")
                 nodes[id]?.unmet.append((dependency.id, message))
             }
@@ -121,10 +124,12 @@ public struct ModuleGraph: Sendable {
             !dependency.versions.contains(found)
         {
             let message = "\(id) \(kind) \(dependency.id) \(dependency.versions), but version \(found) is installed."
-            let fix = "Install a version of \(dependency.id) in \(dependency.versions), or change \(id)'s "
+            let fix =
+                "Install a version of \(dependency.id) in \(dependency.versions), or change \(id)'s "
                 + "requirement to accept \(found)."
             if dependency.isOptional {
-                report(.dependencyVersionMismatch, .warning, [id, dependency.id], message + " It will run without it.",
+                report(
+                    .dependencyVersionMismatch, .warning, [id, dependency.id], message + " It will run without it.",
                     fix: fix)
             } else {
                 report(.dependencyVersionMismatch, .error, [id, dependency.id], message, fix: fix)

@@ -96,7 +96,8 @@ func probe(
     behavior: Behavior = .succeed,
     log: EventLog? = nil
 ) -> ModuleFactory {
-    let manifest = Manifest(id: id, version: version, requires: dependencies, entitlements: entitlements,
+    let manifest = Manifest(
+        id: id, version: version, requires: dependencies, entitlements: entitlements,
         compatibility: compatibility)
     return ModuleFactory(manifest: manifest) {
         Probe(

@@ -1,5 +1,5 @@
-public import Mosaic
 internal import Logging
+public import Mosaic
 
 /// The platform modules every Ghost build has.
 public enum CoreModules: ModuleGroup {
