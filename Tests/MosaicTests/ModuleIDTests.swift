@@ -49,3 +49,27 @@ import Testing
         }
     }
 }
+
+@Suite struct ModuleIDFastCheckTests {
+    /// The written rules, spelled out independently of the implementation.
+    private func followsRules(_ text: String) -> Bool {
+        let segments = text.split(separator: ".", omittingEmptySubsequences: false)
+        return text.count <= 255 && segments.count >= 2
+            && segments.allSatisfy { segment in
+                (1...63).contains(segment.count)
+                    && segment.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+                    && ("a"..."z").contains(segment.first!) && segment.last != "-"
+            }
+    }
+
+    @Test("the one-pass check agrees with the written rules on 20,000 near-miss identifiers")
+    func agreesWithRules() {
+        let alphabet = Array("ab-z09.A_ é")
+        for _ in 0..<20_000 {
+            let text = String((0..<Int.random(in: 0...12)).map { _ in alphabet.randomElement()! })
+            let id = ModuleID(text)
+            #expect(id.isValid == followsRules(text), "'\(text)'")
+            #expect(id.isValid == id.problems.isEmpty, "'\(text)': \(id.problems)")
+        }
+    }
+}

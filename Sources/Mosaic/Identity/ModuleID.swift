@@ -40,11 +40,34 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     public static func < (lhs: ModuleID, rhs: ModuleID) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    /// Whether the identifier follows every rule.
-    public var isValid: Bool { problems.isEmpty }
+    /// Whether the identifier follows every rule: one pass over its bytes, without allocating.
+    public var isValid: Bool {
+        let bytes = rawValue.utf8
+        guard !bytes.isEmpty, bytes.count <= Self.maximumLength else { return false }
+        var segments = 1
+        var segmentLength = 0
+        var previous: UInt8 = UInt8(ascii: ".")
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard segmentLength > 0, previous != UInt8(ascii: "-") else { return false }
+                segments += 1
+                segmentLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                if segmentLength == 0, !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) { return false }
+                segmentLength += 1
+                guard segmentLength <= Self.maximumSegmentLength else { return false }
+            default:
+                return false
+            }
+            previous = byte
+        }
+        return segments >= 2 && segmentLength > 0 && previous != UInt8(ascii: "-")
+    }
 
     /// Every rule the identifier breaks, each as a sentence that says what to change; empty when valid.
     public var problems: [String] {
+        if isValid { return [] }
         var problems: [String] = []
         let scalars = rawValue.unicodeScalars
         if scalars.isEmpty {

@@ -31,8 +31,8 @@ extension ModuleGraph {
     }
 
     private mutating func checkDeclaration(of dependency: Dependency, in id: ModuleID) {
-        let problems = dependency.id.problems
-        if !problems.isEmpty {
+        if !dependency.id.isValid {
+            let problems = dependency.id.problems
             report(
                 .invalidDeclaration, .error, [id],
                 "\(id) depends on '\(dependency.id.rawValue.prefix(80))', which is not a valid identifier: "

@@ -1,0 +1,67 @@
+import Logging
+import Mosaic
+import MosaicKernel
+
+/// A module that does nothing, so the benchmark measures the kernel alone.
+struct NoOpModule: Module {
+    static let manifest = Manifest(id: "bench.noop", version: "1.0.0")
+}
+
+/// `count` modules, each depending on up to three earlier ones (a random DAG with a fixed seed).
+func syntheticCatalog(count: Int, dependencies: Int = 3) -> ModuleCatalog {
+    var random = SplitMix64(seed: 42)
+    var catalog = ModuleCatalog()
+    for index in 0..<count {
+        let targets = index == 0 ? [] : Set((0..<dependencies).map { _ in Int(random.next() % UInt64(index)) })
+        let manifest = Manifest(
+            id: ModuleID("bench.module.m\(index)"), version: "1.0.0",
+            requires: targets.sorted().map { .module(ModuleID("bench.module.m\($0)"), from: "1.0.0") })
+        catalog.add(ModuleFactory(manifest: manifest) { NoOpModule() })
+    }
+    return catalog
+}
+
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Boot = validate + plan + activate no-op modules, for 1,000 and 10,000 modules.
+func runBootBenchmark() async throws {
+    var quiet = Logger(label: "bench")
+    quiet.logLevel = .critical
+    let host = HostEnvironment(version: "1.0.0")
+    print("Boot: Kernel(catalog:) + boot(), no-op modules, ~3 dependencies each (release build)\n")
+    let widths = [8, 26, 12, 12, 12]
+    print(row(["modules", "phase", "min ms", "median ms", "p90 ms"], widths: widths))
+    var medians: [Int: Double] = [:]
+    for count in [1_000, 10_000] {
+        let catalog = syntheticCatalog(count: count)
+        let runs = count == 1_000 ? 30 : 10
+        let validation = await measure(runs: runs) {
+            _ = ModuleGraph(catalog: catalog, host: host)
+        }
+        let boot = try await measure(runs: runs) {
+            let kernel = Kernel(catalog: catalog, host: host, logger: quiet)
+            let report = try await kernel.boot()
+            precondition(report.count("active") == count, "every module should be active")
+        }
+        for (phase, samples) in [("validate + plan", validation), ("boot (validate+plan+activate)", boot)] {
+            print(row([
+                "\(count)", phase, format(samples.minimum.milliseconds), format(samples.median.milliseconds),
+                format(samples.p90.milliseconds),
+            ], widths: widths))
+        }
+        medians[count] = boot.median.milliseconds
+    }
+    if let small = medians[1_000], let large = medians[10_000] {
+        print("\nt(10k)/t(1k) = \(format(large / small)) (goal ≤ 12); t(10k) = \(format(large)) ms (goal ≤ 100 ms)")
+    }
+}
