@@ -22,21 +22,20 @@ extension ModuleGraph {
         failures: [ModuleID: String] = [:],
         leaving: Set<ModuleID> = []
     ) -> (verdicts: [ModuleID: Verdict], diagnostics: [Diagnostic]) {
-        var verdicts: [ModuleID: Verdict] = [:]
-        verdicts.reserveCapacity(nodes.count)
+        var verdicts = [Verdict?](repeating: nil, count: nodes.count)
         var diagnostics: [Diagnostic] = []
-        for id in ids where nodes[id]?.inCycle == true {
-            verdicts[id] = .failed(reason: nodes[id]?.fault ?? "it is in a dependency cycle.")
+        for (index, node) in nodes.enumerated() where node.inCycle {
+            verdicts[index] = .failed(reason: node.fault ?? "it is in a dependency cycle.")
         }
-        for id in activationOrder {
-            guard let node = nodes[id] else { continue }
+        for index in order {
+            let node = nodes[index]
+            let id = node.id
             if let fault = node.fault ?? failures[id] {
-                verdicts[id] = .failed(reason: fault)
+                verdicts[index] = .failed(reason: fault)
                 continue
             }
             if leaving.contains(id) {
-                verdicts[id] = .blocked(
-                    by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
+                verdicts[index] = .blocked(by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
                 continue
             }
             var blockers: [Blocker] = []
@@ -49,9 +48,8 @@ extension ModuleGraph {
             let missing = node.manifest.entitlements.filter { !policy.grants($0) }.sorted()
             if !missing.isEmpty {
                 let list = missing.map { "'\($0)'" }.joined(separator: ", ")
-                let sentence = "it needs the entitlement\(missing.count == 1 ? "" : "s") \(list), not granted."
                 blockers += missing.map { .entitlement($0) }
-                reasons.append(sentence)
+                reasons.append("it needs the entitlement\(missing.count == 1 ? "" : "s") \(list), not granted.")
                 diagnostics.append(
                     Diagnostic(
                         .missingEntitlement, .warning, modules: [id],
@@ -60,26 +58,32 @@ extension ModuleGraph {
                         fix: "Grant \(list) to run \(id), or leave it blocked."))
             }
             for dependency in node.required {
+                let name = nodes[dependency].id
                 switch verdicts[dependency] {
                 case .run?, nil: continue
                 case .failed(let reason)?:
-                    blockers.append(.module(dependency))
-                    reasons.append("it requires \(dependency), which failed.")
-                    cause = cause ?? "\(dependency) failed: \(reason)"
+                    blockers.append(.module(name))
+                    reasons.append("it requires \(name), which failed.")
+                    cause = cause ?? "\(name) failed: \(reason)"
                 case .blocked(_, _, let dependencyCause)?:
-                    blockers.append(.module(dependency))
-                    reasons.append("it requires \(dependency), which is blocked.")
+                    blockers.append(.module(name))
+                    reasons.append("it requires \(name), which is blocked.")
                     cause = cause ?? dependencyCause
                 }
             }
             if blockers.isEmpty {
-                verdicts[id] = .run
+                verdicts[index] = .run
             } else {
                 let reason = reasons.joined(separator: " ") + (cause.map { " Cause: \($0)" } ?? "")
-                verdicts[id] = .blocked(
+                verdicts[index] = .blocked(
                     by: blockers, reason: reason, cause: cause ?? "\(id): \(reasons.joined(separator: " "))")
             }
         }
-        return (verdicts, diagnostics)
+        var byID: [ModuleID: Verdict] = [:]
+        byID.reserveCapacity(nodes.count)
+        for (index, verdict) in verdicts.enumerated() {
+            if let verdict { byID[nodes[index].id] = verdict }
+        }
+        return (byID, diagnostics)
     }
 }

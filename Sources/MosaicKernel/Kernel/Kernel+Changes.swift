@@ -86,7 +86,7 @@ extension Kernel {
                 throw KernelError(.unknownModule, "No module \(id) is installed; nothing was uninstalled.", module: id)
             }
             let requiring = graph.ids.filter { other in
-                graph.node(other)?.required.contains(id) == true && !(records[other]?.lifecycle.state.name == "failed")
+                graph.requirements(of: other).contains(id) && !(records[other]?.lifecycle.state.name == "failed")
             }
             if dependents == .refuse, !requiring.isEmpty {
                 let names = requiring.map(\.rawValue).joined(separator: ", ")

@@ -59,7 +59,7 @@ extension Kernel {
         }
         let members = Set(ids)
         await runInDependencyOrder(
-            ids, waitingOn: { id in graph.node(id)?.dependencies.filter(members.contains) ?? [] },
+            ids, waitingOn: { id in graph.dependencies(of: id).filter(members.contains) },
             timeLimit: options.activationTimeLimit,
             start: startActivation, finish: finishActivation)
     }
@@ -68,14 +68,14 @@ extension Kernel {
     func deactivate(_ ids: [ModuleID]) async {
         let members = Set(ids)
         await runInDependencyOrder(
-            ids.reversed(), waitingOn: { id in graph.node(id)?.dependents.filter(members.contains) ?? [] },
+            ids.reversed(), waitingOn: { id in graph.dependents(of: id).filter(members.contains) },
             timeLimit: options.deactivationTimeLimit,
             start: startDeactivation, finish: finishDeactivation)
     }
 
     private func startActivation(_ id: ModuleID) -> Job? {
         guard let node = graph.node(id), case .authorized = records[id]?.lifecycle else { return nil }
-        let required = node.required
+        let required = graph.requirements(of: id)
         guard required.allSatisfy({ records[$0]?.lifecycle.state == .active }) else { return nil }
         let context = ActivationContext(
             id: id, version: node.manifest.version, host: host,

@@ -3,8 +3,9 @@ internal import Mosaic
 extension ModuleGraph {
     /// Checks what a module declares about itself: identifier, version, entitlement names, dependency
     /// declarations, and compatibility with the host. Every problem found is reported.
-    mutating func checkModule(_ id: ModuleID) {
-        guard let manifest = nodes[id]?.manifest else { return }
+    mutating func checkModule(_ index: Int) {
+        let manifest = nodes[index].manifest
+        let id = manifest.id
         let problems = id.problems
         if !problems.isEmpty {
             report(

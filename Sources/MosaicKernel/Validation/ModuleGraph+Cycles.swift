@@ -21,31 +21,28 @@ extension ModuleGraph {
                 }
             }
             for (number, cycle) in cycles.enumerated() {
-                let path = (cycle + [cycle[0]]).map { ids[$0].rawValue }.joined(separator: " → ")
+                let path = (cycle + [cycle[0]]).map { nodes[$0].id.rawValue }.joined(separator: " → ")
                 var message = "\(path): these modules depend on each other, so none of them can activate first."
                 if truncated, number == 0 {
                     message += " (\(component.count) modules are tangled here; more cycles exist than are listed.)"
                 }
                 report(
-                    .dependencyCycle, .error, cycle.map { ids[$0] }, message,
+                    .dependencyCycle, .error, ids(cycle), message,
                     fix: "Remove one dependency of this path, or move what these modules share into a new module "
                         + "that each of them depends on.")
             }
             for member in component {
                 let cycle = cycles.first { $0.contains(member) } ?? cycles[0]
-                let path = (cycle + [cycle[0]]).map { ids[$0].rawValue }.joined(separator: " → ")
-                nodes[ids[member]]?.fault = "it is in the dependency cycle \(path)."
-                nodes[ids[member]]?.inCycle = true
+                let path = (cycle + [cycle[0]]).map { nodes[$0].id.rawValue }.joined(separator: " → ")
+                nodes[member].fault = "it is in the dependency cycle \(path)."
+                nodes[member].inCycle = true
             }
         }
     }
 
     /// For each module, in catalog order, the catalog positions of the modules it depends on.
     func dependencyAdjacency() -> [[Int]] {
-        var index: [ModuleID: Int] = [:]
-        index.reserveCapacity(ids.count)
-        for (position, id) in ids.enumerated() { index[id] = position }
-        return ids.map { id in (nodes[id]?.dependencies ?? []).compactMap { index[$0] } }
+        nodes.map(\.dependencies)
     }
 
     /// Tarjan's algorithm, iterative so that a 10,000-module chain cannot overflow the stack.

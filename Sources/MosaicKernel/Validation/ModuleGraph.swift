@@ -11,10 +11,12 @@ public import Mosaic
 /// #expect(graph.diagnostics.filter(atLeast: .error).isEmpty)
 /// ```
 public struct ModuleGraph: Sendable {
-    /// One module of the graph, with what validation decided about it.
+    /// One module of the graph, with what validation decided about it. Other modules are named by their
+    /// position in ``ModuleGraph/nodes``, so walking the graph hashes no strings.
     struct Node: Sendable {
         let entry: ModuleCatalog.Entry
         var manifest: Manifest { entry.manifest }
+        var id: ModuleID { entry.manifest.id }
         /// Why the module itself can never run here, or `nil`.
         var fault: String?
         /// Whether the module is in a dependency cycle.
@@ -22,26 +24,26 @@ public struct ModuleGraph: Sendable {
         /// Required dependencies that are missing or at the wrong version, with the reason.
         var unmet: [(id: ModuleID, reason: String)] = []
         /// Required dependencies that are present at an accepted version.
-        var required: [ModuleID] = []
+        var required: [Int] = []
         /// Optional dependencies that are present at an accepted version.
-        var optional: [ModuleID] = []
+        var optional: [Int] = []
         /// Modules that depend on this one (required or optional).
-        var dependents: [ModuleID] = []
+        var dependents: [Int] = []
 
         /// Every dependency that orders activation.
-        var dependencies: [ModuleID] { required + optional }
+        var dependencies: [Int] { required + optional }
     }
 
     /// The host the graph was checked against.
     public let host: HostEnvironment
     /// Every problem found, in a stable order: discovery problems first, then module by module.
     public internal(set) var diagnostics: [Diagnostic]
-    /// The modules by identifier (the first entry of an identifier claimed twice).
-    var nodes: [ModuleID: Node] = [:]
-    /// The identifiers in catalog order.
-    var ids: [ModuleID] = []
-    /// Every module not in a dependency cycle, each after all of its dependencies; ties keep catalog order.
-    public internal(set) var activationOrder: [ModuleID] = []
+    /// The modules in catalog order, one per identifier (the first entry of an identifier claimed twice).
+    var nodes: [Node] = []
+    /// Each identifier's position in ``nodes``.
+    var position: [ModuleID: Int] = [:]
+    /// Positions in ``nodes`` of every module not in a cycle, each after all of its dependencies.
+    var order: [Int] = []
     /// ``activationOrder`` cut into levels: a module's level is one more than its deepest dependency's, so the
     /// modules of one level do not depend on each other and may activate together.
     public internal(set) var levels: [[ModuleID]] = []
@@ -51,28 +53,47 @@ public struct ModuleGraph: Sendable {
         self.host = host
         self.diagnostics = catalog.diagnostics
         collectNodes(catalog.entries)
-        for id in ids { checkModule(id) }
+        for index in nodes.indices { checkModule(index) }
         resolveDependencies()
         findCycles()
         plan()
     }
 
+    /// The identifiers in catalog order.
+    public var ids: [ModuleID] { nodes.map(\.id) }
+
+    /// Every module not in a dependency cycle, each after all of its dependencies; ties keep catalog order.
+    public var activationOrder: [ModuleID] { order.map { nodes[$0].id } }
+
     /// The module with identifier `id`, if the graph has it.
-    func node(_ id: ModuleID) -> Node? { nodes[id] }
+    func node(_ id: ModuleID) -> Node? { position[id].map { nodes[$0] } }
+
+    /// The modules `id` depends on (required or optional) that are present at an accepted version.
+    func dependencies(of id: ModuleID) -> [ModuleID] { node(id).map { ids($0.dependencies) } ?? [] }
+
+    /// The modules `id` requires that are present at an accepted version.
+    func requirements(of id: ModuleID) -> [ModuleID] { node(id).map { ids($0.required) } ?? [] }
+
+    /// The modules that depend on `id`, required or optional.
+    func dependents(of id: ModuleID) -> [ModuleID] { node(id).map { ids($0.dependents) } ?? [] }
+
+    /// The identifiers of the modules at `positions`.
+    func ids(_ positions: [Int]) -> [ModuleID] { positions.map { nodes[$0].id } }
 
     /// Groups entries by identifier; a second, different module under one identifier faults the identifier.
     private mutating func collectNodes(_ entries: [ModuleCatalog.Entry]) {
-        var claimants: [ModuleID: [ModuleCatalog.Entry]] = [:]
+        var claimants: [Int: [ModuleCatalog.Entry]] = [:]
+        position.reserveCapacity(entries.count)
         for entry in entries {
-            let id = entry.manifest.id
-            if nodes[id] == nil {
-                nodes[id] = Node(entry: entry)
-                ids.append(id)
+            if let existing = position[entry.manifest.id] {
+                claimants[existing, default: [nodes[existing].entry]].append(entry)
+            } else {
+                position[entry.manifest.id] = nodes.count
+                nodes.append(Node(entry: entry))
             }
-            claimants[id, default: []].append(entry)
         }
-        for id in ids {
-            guard let entries = claimants[id], entries.count > 1 else { continue }
+        for (index, entries) in claimants.sorted(by: { $0.key < $1.key }) {
+            let id = nodes[index].id
             let sources = entries.map { "\($0.factory.name) (\($0.origin))" }.joined(separator: " and ")
             report(
                 .duplicateIdentifier, .error, [id],
@@ -87,24 +108,24 @@ public struct ModuleGraph: Sendable {
         fix: String, fault: Bool = false
     ) {
         diagnostics.append(Diagnostic(code, severity, modules: modules, message: message, fix: fix))
-        if fault, let id = modules.first, nodes[id]?.fault == nil {
-            nodes[id]?.fault = message
+        if fault, let id = modules.first, let index = position[id], nodes[index].fault == nil {
+            nodes[index].fault = message
         }
     }
 
     /// Links each dependency to the module it names, recording what is missing or at the wrong version.
     private mutating func resolveDependencies() {
-        for id in ids {
-            guard let node = nodes[id] else { continue }
-            for dependency in node.manifest.dependencies where dependency.id.isValid {
-                resolve(dependency, of: id)
+        for index in nodes.indices {
+            for dependency in nodes[index].manifest.dependencies where dependency.id.isValid {
+                resolve(dependency, of: index)
             }
         }
     }
 
-    private mutating func resolve(_ dependency: Dependency, of id: ModuleID) {
+    private mutating func resolve(_ dependency: Dependency, of index: Int) {
+        let id = nodes[index].id
         let kind = dependency.isOptional ? "can use" : "requires"
-        guard let target = nodes[dependency.id] else {
+        guard let target = position[dependency.id] else {
             if dependency.isOptional {
                 report(
                     .missingOptionalDependency, .note, [id, dependency.id],
@@ -115,12 +136,12 @@ public struct ModuleGraph: Sendable {
                 report(
                     .missingDependency, .error, [id, dependency.id], message,
                     fix: "Add \(dependency.id) to the catalog, or declare the dependency optional.")
-                nodes[id]?.unmet.append((dependency.id, message))
+                nodes[index].unmet.append((dependency.id, message))
             }
             return
         }
-        let found = target.manifest.version
-        if target.fault == nil, found.isValid, dependency.versions.problem == nil,
+        let found = nodes[target].manifest.version
+        if nodes[target].fault == nil, found.isValid, dependency.versions.problem == nil,
             !dependency.versions.contains(found)
         {
             let message = "\(id) \(kind) \(dependency.id) \(dependency.versions), but version \(found) is installed."
@@ -133,17 +154,18 @@ public struct ModuleGraph: Sendable {
                     fix: fix)
             } else {
                 report(.dependencyVersionMismatch, .error, [id, dependency.id], message, fix: fix)
-                nodes[id]?.unmet.append((dependency.id, message))
+                nodes[index].unmet.append((dependency.id, message))
             }
             return
         }
-        guard let node = nodes[id], !node.required.contains(dependency.id) else { return }
+        guard !nodes[index].required.contains(target) else { return }
         if dependency.isOptional {
-            if !node.optional.contains(dependency.id) { nodes[id]?.optional.append(dependency.id) }
+            guard !nodes[index].optional.contains(target) else { return }
+            nodes[index].optional.append(target)
         } else {
-            nodes[id]?.required.append(dependency.id)
-            nodes[id]?.optional.removeAll { $0 == dependency.id }
+            nodes[index].required.append(target)
+            nodes[index].optional.removeAll { $0 == target }
         }
-        if !(nodes[dependency.id]?.dependents.last == id) { nodes[dependency.id]?.dependents.append(id) }
+        if nodes[target].dependents.last != index { nodes[target].dependents.append(index) }
     }
 }
