@@ -13,7 +13,8 @@ enum Verdict: Sendable, Equatable {
 
 extension ModuleGraph {
     /// Decides, in dependency order, which modules may run under `policy`, given modules that failed at run time
-    /// and modules on their way out; reports each module that lacks an entitlement.
+    /// and modules on their way out: one verdict per position in ``nodes``. Reports each module that lacks an
+    /// entitlement.
     ///
     /// A module runs when it has no fault, no unmet or unavailable required dependency, and every entitlement it
     /// needs. Otherwise it is failed (its own fault) or blocked (by the entitlements and modules it waits for).
@@ -21,7 +22,7 @@ extension ModuleGraph {
         _ policy: EntitlementPolicy,
         failures: [ModuleID: String] = [:],
         leaving: Set<ModuleID> = []
-    ) -> (verdicts: [ModuleID: Verdict], diagnostics: [Diagnostic]) {
+    ) -> (verdicts: [Verdict], diagnostics: [Diagnostic]) {
         var verdicts = [Verdict?](repeating: nil, count: nodes.count)
         var diagnostics: [Diagnostic] = []
         for (index, node) in nodes.enumerated() where node.inCycle {
@@ -79,11 +80,7 @@ extension ModuleGraph {
                     by: blockers, reason: reason, cause: cause ?? "\(id): \(reasons.joined(separator: " "))")
             }
         }
-        var byID: [ModuleID: Verdict] = [:]
-        byID.reserveCapacity(nodes.count)
-        for (index, verdict) in verdicts.enumerated() {
-            if let verdict { byID[nodes[index].id] = verdict }
-        }
-        return (byID, diagnostics)
+        // Every module is in a cycle or in the order, so every verdict is set.
+        return (verdicts.map { $0 ?? .failed(reason: "it was not reached by planning.") }, diagnostics)
     }
 }

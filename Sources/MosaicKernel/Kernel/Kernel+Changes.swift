@@ -57,19 +57,18 @@ extension Kernel {
             let grown = ModuleGraph(catalog: candidate, host: host)
             let known = Set(graph.diagnostics)
             let introduced = grown.diagnostics.filter { $0.severity == .error && !known.contains($0) }
-            guard records[id] == nil, introduced.isEmpty else {
+            guard graph.position[id] == nil, introduced.isEmpty else {
                 throw KernelError(
                     .installRefused,
                     "\(id) was not installed: it does not fit the running graph.", module: id,
                     diagnostics: introduced)
             }
             catalog = candidate
-            graph = grown
-            records[id] = Record()
-            validate(id)
+            rebuildGraph()
+            if let index = graph.position[id] { validate(index) }
             logger.info("module installed", metadata: ["module": "\(id)"])
             await reconcile()
-            return records[id]?.lifecycle.state ?? .discovered
+            return state(of: id) ?? .discovered
         }
     }
 
@@ -82,12 +81,12 @@ extension Kernel {
     public func uninstall(_ id: ModuleID, dependents: DependentsPolicy = .refuse) async throws(KernelError) {
         try await exclusively { () async throws(KernelError) in
             try requireRunning()
-            guard records[id] != nil else {
+            guard let index = graph.position[id] else {
                 throw KernelError(.unknownModule, "No module \(id) is installed; nothing was uninstalled.", module: id)
             }
-            let requiring = graph.ids.filter { other in
-                graph.requirements(of: other).contains(id) && !(records[other]?.lifecycle.state.name == "failed")
-            }
+            let requiring = graph.ids(graph.nodes[index].dependents.filter { other in
+                graph.nodes[other].required.contains(index) && records[other].lifecycle.state.name != "failed"
+            })
             if dependents == .refuse, !requiring.isEmpty {
                 let names = requiring.map(\.rawValue).joined(separator: ", ")
                 throw KernelError(
@@ -104,8 +103,7 @@ extension Kernel {
             await reconcile()
             leaving.remove(id)
             catalog.remove(id)
-            graph = ModuleGraph(catalog: catalog, host: host)
-            records[id] = nil
+            rebuildGraph()
             failures[id] = nil
             runtimeDiagnostics.removeAll { $0.modules.first == id }
             logger.info("module uninstalled", metadata: ["module": "\(id)"])

@@ -7,14 +7,10 @@ extension Kernel {
     /// first). Boot, grant, revoke, install and uninstall all end here.
     func reconcile() async {
         var verdicts = authorize()
-        let stopping = graph.ids.filter { records[$0]?.lifecycle.state == .active && verdicts[$0]?.isRun != true }
-        await deactivate(stopping)
+        await deactivate(records.indices.filter { records[$0].isActive && !verdicts[$0].isRun })
         settle(verdicts)
-        let starting = graph.activationOrder.filter {
-            verdicts[$0]?.isRun == true && records[$0]?.lifecycle.state != .active
-        }
         let failuresBefore = failures.count
-        await activate(starting)
+        await activate(graph.order.filter { verdicts[$0].isRun && !records[$0].isActive })
         if failures.count != failuresBefore {
             verdicts = authorize()
             settle(verdicts)
@@ -22,17 +18,17 @@ extension Kernel {
     }
 
     /// The verdict on every module under the current policy and failures; keeps the authorization diagnostics.
-    func authorize() -> [ModuleID: Verdict] {
+    func authorize() -> [Verdict] {
         let (verdicts, diagnostics) = graph.authorize(policy, failures: failures, leaving: leaving)
         authorizationDiagnostics = diagnostics
         return verdicts
     }
 
     /// Gives every module that may not run the blocked state and reason its verdict names.
-    private func settle(_ verdicts: [ModuleID: Verdict]) {
-        for id in graph.ids {
-            guard case .blocked(let blockers, let reason, _)? = verdicts[id] else { continue }
-            move(id) { lifecycle in
+    private func settle(_ verdicts: [Verdict]) {
+        for (index, verdict) in verdicts.enumerated() {
+            guard case .blocked(let blockers, let reason, _) = verdict else { continue }
+            move(index) { lifecycle in
                 switch lifecycle {
                 case .validated(let validated): .blocked(validated.block(by: blockers, reason: reason))
                 case .authorized(let authorized): .blocked(authorized.block(by: blockers, reason: reason))
@@ -44,11 +40,11 @@ extension Kernel {
         }
     }
 
-    /// Activates `ids` (in dependency order, concurrently where they are independent). A module whose required
-    /// dependency did not come up is left authorized for ``settle(_:)`` to block.
-    func activate(_ ids: [ModuleID]) async {
-        for id in ids {
-            move(id) { lifecycle in
+    /// Activates the modules at `positions` (in dependency order, concurrently where they are independent). A
+    /// module whose required dependency did not come up is left authorized for ``settle(_:)`` to block.
+    func activate(_ positions: [Int]) async {
+        for index in positions {
+            move(index) { lifecycle in
                 switch lifecycle {
                 case .validated(let validated): .authorized(validated.authorize())
                 case .deactivated(let deactivated): .authorized(deactivated.authorize())
@@ -57,29 +53,22 @@ extension Kernel {
                 }
             }
         }
-        let members = Set(ids)
-        await runInDependencyOrder(
-            ids, waitingOn: { id in graph.dependencies(of: id).filter(members.contains) },
-            timeLimit: options.activationTimeLimit,
-            start: startActivation, finish: finishActivation)
+        await runInDependencyOrder(positions, kind: .activation)
     }
 
-    /// Deactivates `ids`, each after every module among them that depends on it.
-    func deactivate(_ ids: [ModuleID]) async {
-        let members = Set(ids)
-        await runInDependencyOrder(
-            ids.reversed(), waitingOn: { id in graph.dependents(of: id).filter(members.contains) },
-            timeLimit: options.deactivationTimeLimit,
-            start: startDeactivation, finish: finishDeactivation)
+    /// Deactivates the modules at `positions`, each after every module among them that depends on it.
+    func deactivate(_ positions: [Int]) async {
+        await runInDependencyOrder(positions.reversed(), kind: .deactivation)
     }
 
-    private func startActivation(_ id: ModuleID) -> Job? {
-        guard let node = graph.node(id), case .authorized = records[id]?.lifecycle else { return nil }
-        let required = graph.requirements(of: id)
-        guard required.allSatisfy({ records[$0]?.lifecycle.state == .active }) else { return nil }
+    /// The job that activates the module at `index`, or `nil` when a required dependency is not active.
+    func startActivation(_ index: Int) -> Job? {
+        guard case .authorized = records[index].lifecycle,
+            graph.nodes[index].required.allSatisfy({ records[$0].isActive })
+        else { return nil }
+        let node = graph.nodes[index]
         let context = ActivationContext(
-            id: id, version: node.manifest.version, host: host,
-            logger: Logger(label: id.rawValue))
+            id: node.id, version: node.manifest.version, host: host, logger: Logger(label: node.id.rawValue))
         let make = node.entry.factory.make
         return {
             let module = make()
@@ -88,43 +77,48 @@ extension Kernel {
         }
     }
 
-    private func finishActivation(_ id: ModuleID, _ outcome: Outcome) {
+    func finishActivation(_ index: Int, _ outcome: Outcome) {
+        let id = graph.nodes[index].id
         switch outcome.result {
         case .finished(let module):
-            records[id]?.instance = module
-            records[id]?.activationTime = outcome.duration
-            move(id) { lifecycle in
+            records[index].instance = module
+            records[index].activationTime = outcome.duration
+            move(index) { lifecycle in
                 guard case .authorized(let authorized) = lifecycle else { return nil }
                 return .active(authorized.activate())
             }
         case .threw(let error):
             fail(
-                id, after: outcome.duration, code: .activationFailed,
+                index, after: outcome.duration, code: .activationFailed,
                 reason: "activate(_:) threw: \(String(describing: error).prefix(500))",
                 fix: "Fix the error in \(id)'s activate(_:); its dependents start once it activates.")
         case .timedOut:
             fail(
-                id, after: outcome.duration, code: .activationTimedOut,
+                index, after: outcome.duration, code: .activationTimedOut,
                 reason: "activate(_:) did not finish within \(options.activationTimeLimit); it was cancelled.",
                 fix: "Make \(id)'s activate(_:) return promptly (start long work in a task), or raise "
                     + "KernelOptions.activationTimeLimit.")
         }
     }
 
-    private func fail(_ id: ModuleID, after duration: Duration, code: Diagnostic.Code, reason: String, fix: String) {
+    private func fail(_ index: Int, after duration: Duration, code: Diagnostic.Code, reason: String, fix: String) {
+        let id = graph.nodes[index].id
         failures[id] = reason
-        records[id]?.activationTime = duration
-        runtimeDiagnostics.append(Diagnostic(code, .error, modules: [id], message: "\(id) failed: \(reason)", fix: fix))
+        records[index].activationTime = duration
+        runtimeDiagnostics.append(
+            Diagnostic(code, .error, modules: [id], message: "\(id) failed: \(reason)", fix: fix))
         logger.error("module failed to activate", metadata: ["module": "\(id)", "reason": "\(reason)"])
-        move(id) { lifecycle in
+        move(index) { lifecycle in
             guard case .authorized(let authorized) = lifecycle else { return nil }
             return .failed(authorized.fail(reason))
         }
     }
 
-    private func startDeactivation(_ id: ModuleID) -> Job? {
-        guard let module = records[id]?.instance else {
-            finishDeactivation(id, Outcome(result: .finished(nil), duration: .zero))
+    /// The job that deactivates the module at `index`; `nil` (after marking it deactivated) when there is no
+    /// instance to call.
+    func startDeactivation(_ index: Int) -> Job? {
+        guard let module = records[index].instance else {
+            finishDeactivation(index, Outcome(result: .finished(nil), duration: .zero))
             return nil
         }
         return {
@@ -133,8 +127,9 @@ extension Kernel {
         }
     }
 
-    private func finishDeactivation(_ id: ModuleID, _ outcome: Outcome) {
+    func finishDeactivation(_ index: Int, _ outcome: Outcome) {
         if case .timedOut = outcome.result {
+            let id = graph.nodes[index].id
             runtimeDiagnostics.append(
                 Diagnostic(
                     .deactivationTimedOut, .warning, modules: [id],
@@ -142,8 +137,8 @@ extension Kernel {
                         + "the kernel stopped waiting and may have left resources behind.",
                     fix: "Make \(id)'s deactivate() return promptly, or raise KernelOptions.deactivationTimeLimit."))
         }
-        records[id]?.instance = nil
-        move(id) { lifecycle in
+        records[index].instance = nil
+        move(index) { lifecycle in
             guard case .active(let active) = lifecycle else { return nil }
             return .deactivated(active.deactivate())
         }

@@ -26,6 +26,9 @@ public actor Kernel {
         var lifecycle: Lifecycle = .start
         var instance: (any Module)?
         var activationTime: Duration?
+        var isActive: Bool {
+            if case .active = lifecycle { true } else { false }
+        }
     }
 
     let host: HostEnvironment
@@ -35,7 +38,8 @@ public actor Kernel {
     var policy: EntitlementPolicy
     var catalog: ModuleCatalog
     var graph: ModuleGraph
-    var records: [ModuleID: Record] = [:]
+    /// One record per module, at the module's position in ``graph``.
+    var records: [Record] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
     var failures: [ModuleID: String] = [:]
     /// Modules on their way out through ``uninstall(_:dependents:)``.
@@ -44,6 +48,10 @@ public actor Kernel {
     var runtimeDiagnostics: [Diagnostic] = []
     private var bootDuration: Duration = .zero
     private let changes = StateBroadcaster()
+    /// The jobs under way, while ``runInDependencyOrder(_:kind:)`` runs.
+    var schedule: Schedule?
+    /// How many scheduling runs there have been; numbers each run.
+    var runCount = 0
     private var isBusy = false
     private var waitingOperations: [CheckedContinuation<Void, Never>] = []
 
@@ -61,7 +69,7 @@ public actor Kernel {
         self.options = options
         self.logger = logger
         self.graph = ModuleGraph(catalog: catalog, host: host)
-        for id in graph.ids { records[id] = Record() }
+        self.records = Array(repeating: Record(), count: graph.nodes.count)
     }
 
     /// Creates a kernel over module types listed in code.
@@ -99,7 +107,7 @@ public actor Kernel {
             case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one to boot again.")
             }
             let started = ContinuousClock.now
-            for id in graph.ids { validate(id) }
+            for index in records.indices { validate(index) }
             await reconcile()
             bootDuration = started.duration(to: .now)
             let report = self.report()
@@ -114,7 +122,7 @@ public actor Kernel {
         await exclusively { () async -> Void in
             guard phase != .shutDown else { return }
             phase = .shutDown
-            await deactivate(graph.ids.filter { records[$0]?.lifecycle.state == .active })
+            await deactivate(records.indices.filter { records[$0].isActive })
             logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
             changes.finish()
         }
@@ -122,12 +130,12 @@ public actor Kernel {
 
     /// The state of the module with identifier `id`, or `nil` when the kernel has no such module.
     public func state(of id: ModuleID) -> ModuleState? {
-        records[id]?.lifecycle.state
+        graph.position[id].map { records[$0].lifecycle.state }
     }
 
     /// The state of every module.
     public var states: [ModuleID: ModuleState] {
-        records.mapValues(\.lifecycle.state)
+        Dictionary(uniqueKeysWithValues: zip(graph.ids, records.map(\.lifecycle.state)))
     }
 
     /// The entitlements granted now.
@@ -142,10 +150,9 @@ public actor Kernel {
 
     /// The report of every module as it stands now, with every current diagnostic.
     public func report() -> BootReport {
-        let entries = graph.ids.compactMap { id -> BootReport.Entry? in
-            guard let record = records[id], let node = graph.node(id) else { return nil }
-            return BootReport.Entry(
-                id: id, version: node.manifest.version, origin: node.entry.origin,
+        let entries = zip(graph.nodes, records).map { node, record in
+            BootReport.Entry(
+                id: node.id, version: node.manifest.version, origin: node.entry.origin,
                 state: record.lifecycle.state, activationTime: record.activationTime)
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
@@ -178,20 +185,28 @@ public actor Kernel {
         return try await body()
     }
 
-    /// Moves module `id` along its lifecycle with `step`, which returns `nil` when the module is not in a state
-    /// it moves from; announces the change.
-    func move(_ id: ModuleID, _ step: (Lifecycle) -> Lifecycle?) {
-        guard let current = records[id]?.lifecycle, let next = step(current) else { return }
-        records[id]?.lifecycle = next
+    /// Moves the module at `index` along its lifecycle with `step`, which returns `nil` when the module is not in
+    /// a state it moves from; announces the change.
+    func move(_ index: Int, _ step: (Lifecycle) -> Lifecycle?) {
+        let current = records[index].lifecycle
+        guard let next = step(current) else { return }
+        records[index].lifecycle = next
         let from = current.state
         let to = next.state
-        if from != to { changes.send(StateChange(id: id, from: from, to: to)) }
+        if from != to { changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to)) }
+    }
+
+    /// Replaces the graph after the catalog changed, keeping each remaining module's record.
+    func rebuildGraph() {
+        let previous = Dictionary(uniqueKeysWithValues: zip(graph.ids, records))
+        graph = ModuleGraph(catalog: catalog, host: host)
+        records = graph.nodes.map { previous[$0.id] ?? Record() }
     }
 
     /// Discovered → validated, or failed when the module has a fault of its own.
-    func validate(_ id: ModuleID) {
-        let fault = graph.node(id)?.fault
-        move(id) { lifecycle in
+    func validate(_ index: Int) {
+        let fault = graph.nodes[index].fault
+        move(index) { lifecycle in
             guard case .discovered(let discovered) = lifecycle else { return nil }
             return fault.map { .failed(discovered.fail($0)) } ?? .validated(discovered.validate())
         }

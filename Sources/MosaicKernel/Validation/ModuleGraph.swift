@@ -65,18 +65,6 @@ public struct ModuleGraph: Sendable {
     /// Every module not in a dependency cycle, each after all of its dependencies; ties keep catalog order.
     public var activationOrder: [ModuleID] { order.map { nodes[$0].id } }
 
-    /// The module with identifier `id`, if the graph has it.
-    func node(_ id: ModuleID) -> Node? { position[id].map { nodes[$0] } }
-
-    /// The modules `id` depends on (required or optional) that are present at an accepted version.
-    func dependencies(of id: ModuleID) -> [ModuleID] { node(id).map { ids($0.dependencies) } ?? [] }
-
-    /// The modules `id` requires that are present at an accepted version.
-    func requirements(of id: ModuleID) -> [ModuleID] { node(id).map { ids($0.required) } ?? [] }
-
-    /// The modules that depend on `id`, required or optional.
-    func dependents(of id: ModuleID) -> [ModuleID] { node(id).map { ids($0.dependents) } ?? [] }
-
     /// The identifiers of the modules at `positions`.
     func ids(_ positions: [Int]) -> [ModuleID] { positions.map { nodes[$0].id } }
 

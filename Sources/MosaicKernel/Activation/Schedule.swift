@@ -1,0 +1,104 @@
+internal import Mosaic
+internal import Synchronization
+
+/// One module's activation or deactivation, run in a task of its own so that a module that never returns can be
+/// abandoned; returns the module instance when there is one to keep.
+typealias Job = @Sendable () async throws -> (any Module)?
+
+/// How a job ended, and how long it ran.
+struct Outcome: Sendable {
+    enum Result: Sendable {
+        case finished((any Module)?)
+        case threw(any Error)
+        case timedOut
+    }
+
+    var result: Result
+    var duration: Duration
+}
+
+/// Settles the race between a job finishing and its deadline passing: exactly one of them wins.
+final class JobTicket: Sendable {
+    private enum State { case running, finished, abandoned }
+    private let state = Mutex(State.running)
+
+    /// The job finished; `false` when the kernel had already given up on it.
+    func finish() -> Bool { claim(.finished) }
+
+    /// The deadline passed; `false` when the job had already finished.
+    func abandon() -> Bool { claim(.abandoned) }
+
+    private func claim(_ outcome: State) -> Bool {
+        state.withLock { state in
+            guard case .running = state else { return false }
+            state = outcome
+            return true
+        }
+    }
+}
+
+/// The bookkeeping of one run of jobs in dependency order. It lives on the kernel's actor and is touched only
+/// there, so it needs no lock of its own.
+final class Schedule {
+    enum Kind { case activation, deactivation }
+
+    /// Distinguishes this run from earlier ones, whose late timers must be ignored.
+    let run: Int
+    let kind: Kind
+    let timeLimit: Duration
+    /// For each position, how many of the positions it waits on are not done yet.
+    var waiting: [Int]
+    /// For each position, the positions waiting on it.
+    var waiters: [[Int]]
+    var ready: [Int] = []
+    var readyHead = 0
+    var remaining: Int
+    var running: [Int: (task: Task<Void, Never>, ticket: JobTicket)] = [:]
+    /// Deadlines in launch order; with one time limit for every job, that is also deadline order.
+    var deadlines: [(index: Int, at: ContinuousClock.Instant)] = []
+    var deadlineHead = 0
+    var timer: Task<Void, Never>?
+    var completion: CheckedContinuation<Void, Never>?
+
+    /// A run over `positions` of a graph of `size` modules, each waiting on the positions `waitsOn` names that are
+    /// themselves in the run.
+    init(run: Int, kind: Kind, timeLimit: Duration, positions: [Int], size: Int, waitsOn: (Int) -> [Int]) {
+        self.run = run
+        self.kind = kind
+        self.timeLimit = timeLimit
+        self.remaining = positions.count
+        var member = [Bool](repeating: false, count: size)
+        for index in positions { member[index] = true }
+        waiting = [Int](repeating: 0, count: size)
+        waiters = [[Int]](repeating: [], count: size)
+        for index in positions {
+            for prerequisite in waitsOn(index) where member[prerequisite] {
+                waiting[index] += 1
+                waiters[prerequisite].append(index)
+            }
+            if waiting[index] == 0 { ready.append(index) }
+        }
+    }
+
+    /// Marks `index` done and readies whatever waited only on it.
+    func done(_ index: Int) {
+        remaining -= 1
+        for waiter in waiters[index] {
+            waiting[waiter] -= 1
+            if waiting[waiter] == 0 { ready.append(waiter) }
+        }
+    }
+
+    /// The next position ready to start, if any.
+    func nextReady() -> Int? {
+        guard readyHead < ready.count else { return nil }
+        defer { readyHead += 1 }
+        return ready[readyHead]
+    }
+
+    /// The earliest deadline of a job still running.
+    func earliestDeadline() -> ContinuousClock.Instant? {
+        while deadlineHead < deadlines.count, running[deadlines[deadlineHead].index] == nil { deadlineHead += 1 }
+        return deadlineHead < deadlines.count ? deadlines[deadlineHead].at : nil
+    }
+}
