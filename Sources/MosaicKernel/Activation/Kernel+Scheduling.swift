@@ -86,7 +86,7 @@ extension Kernel {
     /// Starts `job` off the kernel's actor (task-local values still flow in). Reports the outcome unless the
     /// kernel gave up on the job first, in which case a module it hands back is deactivated instead.
     private nonisolated static func spawn(
-        _ job: @escaping Job, ticket: JobTicket, kernel: Kernel, run: Int, index: Int
+        _ job: @escaping ModuleJob, ticket: JobTicket, kernel: Kernel, run: Int, index: Int
     ) -> Task<Void, Never> {
         Task {
             let began = ContinuousClock.now

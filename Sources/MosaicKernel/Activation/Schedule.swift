@@ -3,7 +3,7 @@ internal import Synchronization
 
 /// One module's activation or deactivation, run in a task of its own so that a module that never returns can be
 /// abandoned; returns the module instance when there is one to keep.
-typealias Job = @Sendable () async throws -> (any Module)?
+typealias ModuleJob = @Sendable () async throws -> (any Module)?
 
 /// How a job ended, and how long it ran.
 struct Outcome: Sendable {

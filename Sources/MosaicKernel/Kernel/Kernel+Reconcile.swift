@@ -62,7 +62,7 @@ extension Kernel {
     }
 
     /// The job that activates the module at `index`, or `nil` when a required dependency is not active.
-    func startActivation(_ index: Int) -> Job? {
+    func startActivation(_ index: Int) -> ModuleJob? {
         guard case .authorized = records[index].lifecycle,
             graph.nodes[index].required.allSatisfy({ records[$0].isActive })
         else { return nil }
@@ -116,7 +116,7 @@ extension Kernel {
 
     /// The job that deactivates the module at `index`; `nil` (after marking it deactivated) when there is no
     /// instance to call.
-    func startDeactivation(_ index: Int) -> Job? {
+    func startDeactivation(_ index: Int) -> ModuleJob? {
         guard let module = records[index].instance else {
             finishDeactivation(index, Outcome(result: .finished(nil), duration: .zero))
             return nil
