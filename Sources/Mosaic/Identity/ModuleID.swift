@@ -12,6 +12,8 @@
 public struct ModuleID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The identifier as written.
     public let rawValue: String
+    /// Whether the identifier follows every rule; checked once, when the identifier is made.
+    public let isValid: Bool
 
     /// The longest identifier accepted, in characters.
     public static let maximumLength = 255
@@ -21,7 +23,12 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, CustomStringCon
     /// Creates an identifier from any string; check ``isValid`` or ``problems`` before trusting it.
     public init(_ rawValue: String) {
         self.rawValue = rawValue
+        self.isValid = Self.followsRules(rawValue)
     }
+
+    public static func == (lhs: ModuleID, rhs: ModuleID) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     public init(stringLiteral value: String) {
         self.init(value)
@@ -40,9 +47,9 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     public static func < (lhs: ModuleID, rhs: ModuleID) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    /// Whether the identifier follows every rule: one pass over its bytes, without allocating.
-    public var isValid: Bool {
-        let bytes = rawValue.utf8
+    /// Whether `text` follows every rule: one pass over its bytes, without allocating.
+    private static func followsRules(_ text: String) -> Bool {
+        let bytes = text.utf8
         guard !bytes.isEmpty, bytes.count <= Self.maximumLength else { return false }
         var segments = 1
         var segmentLength = 0

@@ -72,10 +72,15 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, CustomSt
 
     public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
         switch (lhs.value, rhs.value) {
-        case (let left?, let right?): left < right
-        case (nil, nil): lhs.text < rhs.text
-        case (nil, _?): true
-        case (_?, nil): false
+        case (let left?, let right?):
+            // The common case without building arrays; pre-releases go to mxcl/Version's full precedence rules.
+            if (left.major, left.minor, left.patch) != (right.major, right.minor, right.patch) {
+                return (left.major, left.minor, left.patch) < (right.major, right.minor, right.patch)
+            }
+            return left.prereleaseIdentifiers.isEmpty && right.prereleaseIdentifiers.isEmpty ? false : left < right
+        case (nil, nil): return lhs.text < rhs.text
+        case (nil, _?): return true
+        case (_?, nil): return false
         }
     }
 

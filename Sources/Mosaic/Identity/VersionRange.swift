@@ -9,12 +9,26 @@ internal import Version
 /// A pre-release version is accepted only when a bound of the range is itself a pre-release (as in SwiftPM and npm),
 /// so `1.0.0..<2.0.0` does not accept `1.5.0-beta`.
 public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible {
+    public static func == (lhs: VersionRange, rhs: VersionRange) -> Bool {
+        lhs.lowerBound == rhs.lowerBound && lhs.upperBound == rhs.upperBound
+            && lhs.includesUpperBound == rhs.includesUpperBound
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(lowerBound)
+        hasher.combine(upperBound)
+        hasher.combine(includesUpperBound)
+    }
+
     /// The smallest accepted version, inclusive; `nil` when there is no lower bound.
     public let lowerBound: SemanticVersion?
     /// The upper bound; `nil` when there is none.
     public let upperBound: SemanticVersion?
     /// Whether ``upperBound`` itself is accepted.
     public let includesUpperBound: Bool
+    /// What is wrong with the range and how to write it, or `nil` when it is well formed; found once, when the
+    /// range is made.
+    public let problem: String?
 
     /// Every version.
     public static let any = VersionRange(lowerBound: nil, upperBound: nil, includesUpperBound: false)
@@ -23,6 +37,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         self.lowerBound = lowerBound
         self.upperBound = upperBound
         self.includesUpperBound = includesUpperBound
+        self.problem = Self.problem(lowerBound, upperBound, includesUpperBound)
     }
 
     /// `lower..<upper`.
@@ -64,24 +79,22 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         }
     }
 
-    /// What is wrong with the range and how to write it, or `nil` when it is well formed.
-    public var problem: String? {
-        for bound in [lowerBound, upperBound].compactMap({ $0 }) {
-            if let problem = bound.problem { return "range '\(self)': \(problem)" }
-        }
-        if let lower = lowerBound?.value, let upper = upperBound?.value,
-            includesUpperBound ? lower > upper : lower >= upper
-        {
-            return "range '\(self)' is empty; its lower bound must be below its upper bound"
+    private static func problem(_ lower: SemanticVersion?, _ upper: SemanticVersion?, _ closed: Bool) -> String? {
+        let shown = VersionRange.describe(lower, upper, closed)
+        if let problem = lower?.problem ?? upper?.problem { return "range '\(shown)': \(problem)" }
+        if let lower, let upper, closed ? lower > upper : lower >= upper {
+            return "range '\(shown)' is empty; its lower bound must be below its upper bound"
         }
         return nil
     }
 
-    public var description: String {
-        switch (lowerBound, upperBound) {
+    public var description: String { Self.describe(lowerBound, upperBound, includesUpperBound) }
+
+    private static func describe(_ lower: SemanticVersion?, _ upper: SemanticVersion?, _ closed: Bool) -> String {
+        switch (lower, upper) {
         case (nil, nil): "*"
         case (let lower?, nil): ">=\(lower)"
-        case (let lower?, let upper?): "\(lower)\(includesUpperBound ? "..." : "..<")\(upper)"
+        case (let lower?, let upper?): "\(lower)\(closed ? "..." : "..<")\(upper)"
         case (nil, let upper?): "..<\(upper)"
         }
     }
