@@ -1,16 +1,27 @@
 // Mosaic's benchmarks. Run from the repository root:
 //   swift run -c release --package-path Benchmarks
 // `MosaicBenchmarks profile-validation` runs only validation, for a profiler.
+import Logging
 import Mosaic
 import MosaicKernel
 
 if CommandLine.arguments.dropFirst().first == "profile-validation" {
-    let catalog = syntheticCatalog(count: 2_000)
-    for _ in 0..<3 { _ = ModuleGraph(catalog: catalog, host: HostEnvironment(version: "1.0.0")) }
+    for count in [1_000, 2_000, 5_000, 10_000, 20_000] {
+        let catalog = syntheticCatalog(count: count)
+        let samples = await measure(runs: 10) { _ = ModuleGraph(catalog: catalog, host: HostEnvironment(version: "1.0.0")) }
+        var quiet = Logger(label: "bench")
+        quiet.logLevel = .critical
+        let boot = try await measure(runs: 10) {
+            _ = try await Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quiet).boot()
+        }
+        print(count, format(samples.median.milliseconds), "ms", format(boot.median.milliseconds), "ms")
+    }
 } else if CommandLine.arguments.dropFirst().first == "profile-boot" {
-    let catalog = syntheticCatalog(count: 2_000)
-    for _ in 0..<3 {
-        _ = try await Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0")).boot()
+    let catalog = syntheticCatalog(count: 10_000)
+    var quiet = Logger(label: "bench")
+    quiet.logLevel = .critical
+    for _ in 0..<10 {
+        _ = try await Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quiet).boot()
     }
 } else {
     try await runBootBenchmark()

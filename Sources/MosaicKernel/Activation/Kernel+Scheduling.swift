@@ -27,12 +27,15 @@ extension Kernel {
         self.schedule = nil
     }
 
-    /// A job of run `run` ended with `outcome`.
-    func jobFinished(run: Int, index: Int, _ outcome: Outcome) {
-        guard let schedule, schedule.run == run, schedule.running.removeValue(forKey: index) != nil else { return }
+    /// A job of run `run` ended with `outcome`; returns `false` when the kernel had already given up on it.
+    func jobFinished(run: Int, index: Int, _ outcome: Outcome) -> Bool {
+        guard let schedule, schedule.run == run, schedule.running.removeValue(forKey: index) != nil else {
+            return false
+        }
         finish(index, outcome, schedule.kind)
         schedule.done(index)
         advance(schedule)
+        return true
     }
 
     /// The earliest deadline of run `run` passed: times out every job past its deadline.
@@ -43,9 +46,8 @@ extension Kernel {
         while let deadline = schedule.earliestDeadline(), deadline <= now {
             let index = schedule.deadlines[schedule.deadlineHead].index
             schedule.deadlineHead += 1
-            guard let job = schedule.running[index], job.ticket.abandon() else { continue }
-            schedule.running[index] = nil
-            job.task.cancel()
+            guard let task = schedule.running.removeValue(forKey: index) else { continue }
+            task.cancel()
             finish(index, Outcome(result: .timedOut, duration: schedule.timeLimit), schedule.kind)
             schedule.done(index)
         }
@@ -61,9 +63,7 @@ extension Kernel {
                 schedule.done(index)
                 continue
             }
-            let ticket = JobTicket()
-            let task = Self.spawn(job, ticket: ticket, kernel: self, run: schedule.run, index: index)
-            schedule.running[index] = (task, ticket)
+            schedule.running[index] = Self.spawn(job, kernel: self, run: schedule.run, index: index)
             schedule.deadlines.append((index, ContinuousClock.now.advanced(by: schedule.timeLimit)))
         }
         if schedule.timer == nil, let deadline = schedule.earliestDeadline() {
@@ -86,7 +86,7 @@ extension Kernel {
     /// Starts `job` off the kernel's actor (task-local values still flow in). Reports the outcome unless the
     /// kernel gave up on the job first, in which case a module it hands back is deactivated instead.
     private nonisolated static func spawn(
-        _ job: @escaping ModuleJob, ticket: JobTicket, kernel: Kernel, run: Int, index: Int
+        _ job: @escaping ModuleJob, kernel: Kernel, run: Int, index: Int
     ) -> Task<Void, Never> {
         Task {
             let began = ContinuousClock.now
@@ -96,9 +96,9 @@ extension Kernel {
             } catch {
                 result = .threw(error)
             }
-            if ticket.finish() {
-                await kernel.jobFinished(run: run, index: index, Outcome(result: result, duration: began.duration(to: .now)))
-            } else if case .finished(let module?) = result {
+            let outcome = Outcome(result: result, duration: began.duration(to: .now))
+            let accepted = await kernel.jobFinished(run: run, index: index, outcome)
+            if !accepted, case .finished(let module?) = result {
                 await module.deactivate()
             }
         }

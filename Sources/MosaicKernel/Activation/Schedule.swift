@@ -1,5 +1,4 @@
 internal import Mosaic
-internal import Synchronization
 
 /// One module's activation or deactivation, run in a task of its own so that a module that never returns can be
 /// abandoned; returns the module instance when there is one to keep.
@@ -15,26 +14,6 @@ struct Outcome: Sendable {
 
     var result: Result
     var duration: Duration
-}
-
-/// Settles the race between a job finishing and its deadline passing: exactly one of them wins.
-final class JobTicket: Sendable {
-    private enum State { case running, finished, abandoned }
-    private let state = Mutex(State.running)
-
-    /// The job finished; `false` when the kernel had already given up on it.
-    func finish() -> Bool { claim(.finished) }
-
-    /// The deadline passed; `false` when the job had already finished.
-    func abandon() -> Bool { claim(.abandoned) }
-
-    private func claim(_ outcome: State) -> Bool {
-        state.withLock { state in
-            guard case .running = state else { return false }
-            state = outcome
-            return true
-        }
-    }
 }
 
 /// The bookkeeping of one run of jobs in dependency order. It lives on the kernel's actor and is touched only
@@ -53,7 +32,9 @@ final class Schedule {
     var ready: [Int] = []
     var readyHead = 0
     var remaining: Int
-    var running: [Int: (task: Task<Void, Never>, ticket: JobTicket)] = [:]
+    /// The tasks of the jobs under way. A job is removed when it finishes or times out, whichever comes first;
+    /// the other then finds it gone.
+    var running: [Int: Task<Void, Never>] = [:]
     /// Deadlines in launch order; with one time limit for every job, that is also deadline order.
     var deadlines: [(index: Int, at: ContinuousClock.Instant)] = []
     var deadlineHead = 0

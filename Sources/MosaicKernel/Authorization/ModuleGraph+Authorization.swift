@@ -25,28 +25,28 @@ extension ModuleGraph {
     ) -> (verdicts: [Verdict], diagnostics: [Diagnostic]) {
         var verdicts = [Verdict?](repeating: nil, count: nodes.count)
         var diagnostics: [Diagnostic] = []
-        for (index, node) in nodes.enumerated() where node.inCycle {
-            verdicts[index] = .failed(reason: node.fault ?? "it is in a dependency cycle.")
+        for index in nodes.indices where nodes[index].inCycle {
+            verdicts[index] = .failed(reason: nodes[index].fault ?? "it is in a dependency cycle.")
         }
         for index in order {
-            let node = nodes[index]
-            let id = node.id
-            if let fault = node.fault ?? failures[id] {
+            let id = nodes[index].manifest.id
+            if let fault = nodes[index].fault ?? (failures.isEmpty ? nil : failures[id]) {
                 verdicts[index] = .failed(reason: fault)
                 continue
             }
-            if leaving.contains(id) {
+            if !leaving.isEmpty, leaving.contains(id) {
                 verdicts[index] = .blocked(by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
                 continue
             }
             var blockers: [Blocker] = []
             var reasons: [String] = []
             var cause: String?
-            for unmet in node.unmet {
+            for unmet in nodes[index].unmet {
                 blockers.append(.module(unmet.id))
                 reasons.append(unmet.reason)
             }
-            let missing = node.manifest.entitlements.filter { !policy.grants($0) }.sorted()
+            let entitlements = nodes[index].manifest.entitlements
+            let missing = entitlements.isEmpty ? [] : entitlements.filter { !policy.grants($0) }.sorted()
             if !missing.isEmpty {
                 let list = missing.map { "'\($0)'" }.joined(separator: ", ")
                 blockers += missing.map { .entitlement($0) }
@@ -58,7 +58,7 @@ extension ModuleGraph {
                             + "has not granted; it stays blocked.",
                         fix: "Grant \(list) to run \(id), or leave it blocked."))
             }
-            for dependency in node.required {
+            for dependency in nodes[index].required {
                 let name = nodes[dependency].id
                 switch verdicts[dependency] {
                 case .run?, nil: continue

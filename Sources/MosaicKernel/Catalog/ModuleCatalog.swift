@@ -32,6 +32,11 @@ public struct ModuleCatalog: Sendable {
         public let origin: Origin
         /// The module's manifest.
         public var manifest: Manifest { factory.manifest }
+
+        init(factory: ModuleFactory, origin: Origin) {
+            self.factory = factory
+            self.origin = origin
+        }
     }
 
     /// The modules, in the order they were listed or found.

@@ -66,10 +66,10 @@ extension Kernel {
         guard case .authorized = records[index].lifecycle,
             graph.nodes[index].required.allSatisfy({ records[$0].isActive })
         else { return nil }
-        let node = graph.nodes[index]
+        let manifest = graph.nodes[index].manifest
         let context = ActivationContext(
-            id: node.id, version: node.manifest.version, host: host, logger: Logger(label: node.id.rawValue))
-        let make = node.entry.factory.make
+            id: manifest.id, version: manifest.version, host: host, logger: Logger(label: manifest.id.rawValue))
+        let make = graph.nodes[index].entry.factory.make
         return {
             let module = make()
             try await module.activate(context)

@@ -26,9 +26,8 @@ public actor Kernel {
         var lifecycle: Lifecycle = .start
         var instance: (any Module)?
         var activationTime: Duration?
-        var isActive: Bool {
-            if case .active = lifecycle { true } else { false }
-        }
+        /// Whether ``lifecycle`` is active, kept beside it so hot loops need not inspect the enum.
+        var isActive = false
     }
 
     let host: HostEnvironment
@@ -150,10 +149,11 @@ public actor Kernel {
 
     /// The report of every module as it stands now, with every current diagnostic.
     public func report() -> BootReport {
-        let entries = zip(graph.nodes, records).map { node, record in
+        let entries = records.indices.map { index in
             BootReport.Entry(
-                id: node.id, version: node.manifest.version, origin: node.entry.origin,
-                state: record.lifecycle.state, activationTime: record.activationTime)
+                id: graph.nodes[index].manifest.id, version: graph.nodes[index].manifest.version,
+                origin: graph.nodes[index].entry.origin, state: records[index].lifecycle.state,
+                activationTime: records[index].activationTime)
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
     }
@@ -191,6 +191,7 @@ public actor Kernel {
         let current = records[index].lifecycle
         guard let next = step(current) else { return }
         records[index].lifecycle = next
+        if case .active = next { records[index].isActive = true } else { records[index].isActive = false }
         let from = current.state
         let to = next.state
         if from != to { changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to)) }

@@ -3,9 +3,9 @@ extension ModuleGraph {
     /// one level above its deepest dependency. Linear in modules plus dependencies.
     mutating func plan() {
         var waiting = [Int](repeating: 0, count: nodes.count)
-        for (module, node) in nodes.enumerated() where !node.inCycle {
-            waiting[module] = node.required.count + node.optional.count
-            for dependency in node.dependencies where nodes[dependency].inCycle { waiting[module] -= 1 }
+        for module in nodes.indices where !nodes[module].inCycle {
+            for dependency in nodes[module].required where !nodes[dependency].inCycle { waiting[module] += 1 }
+            for dependency in nodes[module].optional where !nodes[dependency].inCycle { waiting[module] += 1 }
         }
         var level = nodes.indices.filter { !nodes[$0].inCycle && waiting[$0] == 0 }
         var levels: [[Int]] = []

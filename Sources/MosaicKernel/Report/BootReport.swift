@@ -58,7 +58,8 @@ public struct BootReport: Sendable {
 
     /// Writes one line per module (info when active, warning otherwise), one per diagnostic, and the summary.
     public func log(to logger: Logger) {
-        for module in modules {
+        // Skip building metadata for ten thousand lines nobody will see.
+        for module in modules where logger.logLevel <= (module.state.reason == nil ? .info : .warning) {
             var metadata: Logger.Metadata = [
                 "module": "\(module.id)", "version": "\(module.version)",
                 "state": "\(module.state.name)",

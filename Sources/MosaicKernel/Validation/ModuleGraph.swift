@@ -15,8 +15,9 @@ public struct ModuleGraph: Sendable {
     /// position in ``ModuleGraph/nodes``, so walking the graph hashes no strings.
     struct Node: Sendable {
         let entry: ModuleCatalog.Entry
-        var manifest: Manifest { entry.manifest }
-        var id: ModuleID { entry.manifest.id }
+        /// The entry's manifest, kept here so that reading a field does not copy the whole manifest.
+        let manifest: Manifest
+        var id: ModuleID { manifest.id }
         /// Why the module itself can never run here, or `nil`.
         var fault: String?
         /// Whether the module is in a dependency cycle.
@@ -72,12 +73,13 @@ public struct ModuleGraph: Sendable {
     private mutating func collectNodes(_ entries: [ModuleCatalog.Entry]) {
         var claimants: [Int: [ModuleCatalog.Entry]] = [:]
         position.reserveCapacity(entries.count)
+        nodes.reserveCapacity(entries.count)
         for entry in entries {
             if let existing = position[entry.manifest.id] {
                 claimants[existing, default: [nodes[existing].entry]].append(entry)
             } else {
                 position[entry.manifest.id] = nodes.count
-                nodes.append(Node(entry: entry))
+                nodes.append(Node(entry: entry, manifest: entry.manifest))
             }
         }
         for (index, entries) in claimants.sorted(by: { $0.key < $1.key }) {
