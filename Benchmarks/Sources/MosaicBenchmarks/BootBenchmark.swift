@@ -54,10 +54,12 @@ func runBootBenchmark() async throws {
             precondition(report.count("active") == count, "every module should be active")
         }
         for (phase, samples) in [("validate + plan", validation), ("boot (validate+plan+activate)", boot)] {
-            print(row([
-                "\(count)", phase, format(samples.minimum.milliseconds), format(samples.median.milliseconds),
-                format(samples.p90.milliseconds),
-            ], widths: widths))
+            print(
+                row(
+                    [
+                        "\(count)", phase, format(samples.minimum.milliseconds), format(samples.median.milliseconds),
+                        format(samples.p90.milliseconds),
+                    ], widths: widths))
         }
         medians[count] = boot.median.milliseconds
     }

@@ -8,7 +8,9 @@ import MosaicKernel
 if CommandLine.arguments.dropFirst().first == "profile-validation" {
     for count in [1_000, 2_000, 5_000, 10_000, 20_000] {
         let catalog = syntheticCatalog(count: count)
-        let samples = await measure(runs: 10) { _ = ModuleGraph(catalog: catalog, host: HostEnvironment(version: "1.0.0")) }
+        let samples = await measure(runs: 10) {
+            _ = ModuleGraph(catalog: catalog, host: HostEnvironment(version: "1.0.0"))
+        }
         var quiet = Logger(label: "bench")
         quiet.logLevel = .critical
         let boot = try await measure(runs: 10) {

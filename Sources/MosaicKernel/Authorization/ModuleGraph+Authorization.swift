@@ -35,7 +35,8 @@ extension ModuleGraph {
                 continue
             }
             if !leaving.isEmpty, leaving.contains(id) {
-                verdicts[index] = .blocked(by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
+                verdicts[index] = .blocked(
+                    by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
                 continue
             }
             var blockers: [Blocker] = []

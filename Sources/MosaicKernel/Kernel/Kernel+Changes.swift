@@ -84,9 +84,10 @@ extension Kernel {
             guard let index = graph.position[id] else {
                 throw KernelError(.unknownModule, "No module \(id) is installed; nothing was uninstalled.", module: id)
             }
-            let requiring = graph.ids(graph.nodes[index].dependents.filter { other in
-                graph.nodes[other].required.contains(index) && records[other].lifecycle.state.name != "failed"
-            })
+            let requiring = graph.ids(
+                graph.nodes[index].dependents.filter { other in
+                    graph.nodes[other].required.contains(index) && records[other].lifecycle.state.name != "failed"
+                })
             if dependents == .refuse, !requiring.isEmpty {
                 let names = requiring.map(\.rawValue).joined(separator: ", ")
                 throw KernelError(

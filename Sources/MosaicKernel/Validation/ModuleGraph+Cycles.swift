@@ -9,9 +9,7 @@ extension ModuleGraph {
     /// ``maximumCyclesListed`` per strongly connected group) is reported with its full path.
     mutating func findCycles() {
         let adjacency = dependencyAdjacency()
-        for component in stronglyConnectedComponents(adjacency) {
-            let isCycle = component.count > 1 || adjacency[component[0]].contains(component[0])
-            guard isCycle else { continue }
+        for component in cyclicComponents(adjacency) {
             let (listed, truncated) = elementaryCycles(in: component, adjacency)
             var cycles = listed
             if truncated {
@@ -45,8 +43,10 @@ extension ModuleGraph {
         nodes.map(\.dependencies)
     }
 
-    /// Tarjan's algorithm, iterative so that a 10,000-module chain cannot overflow the stack.
-    private func stronglyConnectedComponents(_ adjacency: [[Int]]) -> [[Int]] {
+    /// The strongly connected components that contain a cycle (two or more modules, or one that depends on
+    /// itself), each sorted, in catalog order. Tarjan's algorithm, iterative so that a 10,000-module chain cannot
+    /// overflow the stack.
+    private func cyclicComponents(_ adjacency: [[Int]]) -> [[Int]] {
         let count = adjacency.count
         var order = [Int](repeating: -1, count: count)
         var low = [Int](repeating: 0, count: count)
@@ -54,8 +54,8 @@ extension ModuleGraph {
         var stack: [Int] = []
         var components: [[Int]] = []
         var counter = 0
+        var work: [(node: Int, edge: Int)] = []
         for root in 0..<count where order[root] == -1 {
-            var work: [(node: Int, edge: Int)] = []
             func visit(_ node: Int) {
                 order[node] = counter
                 low[node] = counter
@@ -79,13 +79,19 @@ extension ModuleGraph {
                 work.removeLast()
                 if let parent = work.last?.node { low[parent] = min(low[parent], low[node]) }
                 guard low[node] == order[node] else { continue }
+                if stack.last == node {  // A component of one module: the common case, without allocating.
+                    stack.removeLast()
+                    onStack[node] = false
+                    if adjacency[node].contains(node) { components.append([node]) }
+                    continue
+                }
                 var component: [Int] = []
                 while let member = stack.popLast() {
                     onStack[member] = false
                     component.append(member)
                     if member == node { break }
                 }
-                components.append(component.sorted())
+                if component.count > 1 || adjacency[node].contains(node) { components.append(component.sorted()) }
             }
         }
         return components.sorted { $0[0] < $1[0] }
