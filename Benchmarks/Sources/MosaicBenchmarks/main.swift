@@ -1,11 +1,11 @@
 // Mosaic's benchmarks. Run from the repository root:
 //   swift run -c release --package-path Benchmarks
-// `MosaicBenchmarks profile-validation` runs only validation, for a profiler.
+// `MosaicBenchmarks scaling` runs only validation, for a profiler.
 import Logging
 import Mosaic
 import MosaicKernel
 
-if CommandLine.arguments.dropFirst().first == "profile-validation" {
+if CommandLine.arguments.dropFirst().first == "scaling" {
     for count in [1_000, 2_000, 5_000, 10_000, 20_000] {
         let catalog = syntheticCatalog(count: count)
         let samples = await measure(runs: 10) {
