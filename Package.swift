@@ -64,6 +64,7 @@ let package = Package(
                 "MosaicKernel",
                 "GhostApp",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSettings

@@ -1,5 +1,7 @@
 import Foundation
 import GhostApp
+import InMemoryLogging
+import Logging
 import Mosaic
 import MosaicKernel
 import Testing
@@ -86,5 +88,28 @@ private enum Features: ModuleGroup {
         #expect(report.isClean, "\(report.table)")
         #expect(report.modules.count == 6)
         await kernel.shutdown()
+    }
+}
+
+@Suite struct BootLogTests {
+    @Test("boot writes a log line per module, one per problem, and the summary")
+    func logLines() async throws {
+        let handler = InMemoryLogHandler()
+        let logger = Logger(label: "test.kernel") { _ in handler }
+        let kernel = Kernel(
+            catalog: catalog(probe("com.app.fine"), probe("com.app.locked", entitlements: ["pro"])),
+            host: testHost, logger: logger)
+        try await kernel.boot()
+        let entries = handler.entries
+        let fine = try #require(entries.first { $0.metadata["module"] == "com.app.fine" })
+        #expect(fine.level == .info)
+        #expect(fine.metadata["state"] == "active")
+        let locked = try #require(entries.first { $0.metadata["module"] == "com.app.locked" })
+        #expect(locked.level == .warning)
+        #expect(locked.metadata["reason"] == "it needs the entitlement 'pro', not granted.")
+        let messages = entries.map { $0.message.description }
+        #expect(messages.contains { $0.hasPrefix("warning[authorization.missing-entitlement] com.app.locked") })
+        let summary = messages.last ?? ""
+        #expect(summary.hasPrefix("2 modules: 1 active, 1 blocked"))
     }
 }

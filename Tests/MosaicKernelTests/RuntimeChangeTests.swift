@@ -114,7 +114,7 @@ import Testing
         #expect(await kernel.state(of: "com.app.weather") == .active)
     }
 
-    @Test("uninstalling a module others require is refused by default, naming them")
+    @Test("uninstalling a module that active modules require is refused by default, naming them")
     func uninstallRefused() async throws {
         let kernel = makeKernel([
             probe("com.app.weather"),
@@ -171,5 +171,54 @@ import Testing
         let activations = log.activations.filter { $0 == "com.app.weather" }.count
         let deactivations = log.deactivations.filter { $0 == "com.app.weather" }.count
         #expect(activations == deactivations + 1)
+    }
+}
+
+@Suite struct RuntimeEdgeTests {
+    @Test("installing a module that is already installed is refused, saying so")
+    func installTwice() async throws {
+        let kernel = makeKernel([probe("com.app.weather", version: "1.4.0")])
+        try await kernel.boot()
+        let error = await #expect(throws: KernelError.self) { try await kernel.install(probe("com.app.weather")) }
+        #expect(
+            error?.message == "com.app.weather is already installed (version 1.4.0). Uninstall it first to replace it.")
+        #expect(error?.diagnostics.map(\.code) == [.duplicateIdentifier])
+    }
+
+    @Test("a failed module can be replaced: uninstall it, install a fixed one, and its dependents come up")
+    func replaceFailedModule() async throws {
+        let kernel = makeKernel([
+            probe("com.app.database", behavior: .fail),
+            probe("com.app.store", requires: [.module("com.app.database")]),
+        ])
+        try await kernel.boot()
+        #expect(await kernel.state(of: "com.app.store")?.name == "blocked")
+        try await kernel.uninstall("com.app.database")
+        try await kernel.install(probe("com.app.database", version: "1.0.1"))
+        #expect(await kernel.state(of: "com.app.database") == .active)
+        #expect(await kernel.state(of: "com.app.store") == .active)
+        #expect(await kernel.diagnostics.with(.activationFailed).isEmpty)
+    }
+
+    @Test("a module whose deactivate hangs does not stop shutdown; it is reported", .timeLimit(.minutes(1)))
+    func hangingDeactivation() async throws {
+        let gate = Gate()
+        let log = EventLog()
+        let kernel = makeKernel(
+            [
+                ModuleFactory(manifest: Manifest(id: "com.app.sticky", version: "1.0.0")) {
+                    Probe(activate: { _ in }, deactivate: { await gate.wait() })
+                },
+                probe("com.app.base", log: log),
+                probe("com.app.top", requires: [.module("com.app.base")], log: log),
+            ], options: KernelOptions(deactivationTimeLimit: .milliseconds(50)))
+        try await kernel.boot()
+        await kernel.shutdown()
+        #expect(log.deactivations == ["com.app.top", "com.app.base"])
+        #expect(await kernel.states.values.allSatisfy { $0 == .deactivated })
+        let warning = try #require(await kernel.diagnostics.with(.deactivationTimedOut).first)
+        #expect(warning.modules == ["com.app.sticky"])
+        #expect(warning.severity == .warning)
+        gate.open()
     }
 }

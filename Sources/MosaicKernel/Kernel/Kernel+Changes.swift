@@ -3,7 +3,7 @@ public import Mosaic
 
 /// What ``Kernel/uninstall(_:dependents:)`` does when other modules require the one leaving.
 public enum DependentsPolicy: Sendable, Hashable {
-    /// Refuse, naming the dependents.
+    /// Refuse while active modules require it, naming them.
     case refuse
     /// Deactivate the dependents first; they stay blocked until the module is installed again.
     case deactivate
@@ -52,12 +52,22 @@ extension Kernel {
         try await exclusively { () async throws(KernelError) -> ModuleState in
             try requireRunning()
             let id = factory.manifest.id
+            if let existing = graph.node(id) {
+                let message = "\(id) is already installed (version \(existing.manifest.version))."
+                throw KernelError(
+                    .installRefused, message + " Uninstall it first to replace it.", module: id,
+                    diagnostics: [
+                        Diagnostic(
+                            .duplicateIdentifier, .error, modules: [id], message: message,
+                            fix: "Uninstall the installed \(id) first, or give the new module its own identifier.")
+                    ])
+            }
             var candidate = catalog
             candidate.add(factory)
             let grown = ModuleGraph(catalog: candidate, host: host)
             let known = Set(graph.diagnostics)
             let introduced = grown.diagnostics.filter { $0.severity == .error && !known.contains($0) }
-            guard graph.position[id] == nil, introduced.isEmpty else {
+            guard introduced.isEmpty else {
                 throw KernelError(
                     .installRefused,
                     "\(id) was not installed: it does not fit the running graph.", module: id,
@@ -74,8 +84,8 @@ extension Kernel {
 
     /// Deactivates and removes module `id`.
     ///
-    /// - Parameter dependents: With ``DependentsPolicy/refuse`` (the default), a module that others require is
-    ///   not removed; with ``DependentsPolicy/deactivate``, those others are deactivated first, dependents before
+    /// - Parameter dependents: With ``DependentsPolicy/refuse`` (the default), a module that active modules
+    ///   require is not removed; with ``DependentsPolicy/deactivate``, those others are deactivated first, dependents before
     ///   dependencies, and stay blocked.
     /// - Throws: ``KernelError`` when there is no such module, or when it has dependents and the policy refuses.
     public func uninstall(_ id: ModuleID, dependents: DependentsPolicy = .refuse) async throws(KernelError) {
@@ -86,7 +96,7 @@ extension Kernel {
             }
             let requiring = graph.ids(
                 graph.nodes[index].dependents.filter { other in
-                    graph.nodes[other].required.contains(index) && records[other].lifecycle.state.name != "failed"
+                    graph.nodes[other].required.contains(index) && records[other].isActive
                 })
             if dependents == .refuse, !requiring.isEmpty {
                 let names = requiring.map(\.rawValue).joined(separator: ", ")

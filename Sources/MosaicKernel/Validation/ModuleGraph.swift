@@ -66,6 +66,9 @@ public struct ModuleGraph: Sendable {
     /// Every module not in a dependency cycle, each after all of its dependencies; ties keep catalog order.
     public var activationOrder: [ModuleID] { order.map { nodes[$0].id } }
 
+    /// The module with identifier `id`, if the graph has it.
+    func node(_ id: ModuleID) -> Node? { position[id].map { nodes[$0] } }
+
     /// The identifiers of the modules at `positions`.
     func ids(_ positions: [Int]) -> [ModuleID] { positions.map { nodes[$0].id } }
 
