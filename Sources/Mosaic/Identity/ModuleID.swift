@@ -9,7 +9,9 @@
 /// - each segment starts with a letter and does not end with `-`.
 ///
 /// Lowercase only, so that two identifiers that differ only in case can never name two different modules.
-public struct ModuleID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct ModuleID: Sendable, Hashable, Comparable, Codable, RawRepresentable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
     /// The identifier as written.
     public let rawValue: String
     /// Whether the identifier follows every rule; checked once, when the identifier is made.
@@ -30,17 +32,13 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
+    /// Creates an identifier from any string; never fails (see ``isValid``). Codable uses this.
+    public init(rawValue: String) {
+        self.init(rawValue)
+    }
+
     public init(stringLiteral value: String) {
         self.init(value)
-    }
-
-    public init(from decoder: any Decoder) throws {
-        self.init(try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
     }
 
     public var description: String { rawValue }

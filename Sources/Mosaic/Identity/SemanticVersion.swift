@@ -8,7 +8,7 @@ public import Version
 ///
 /// Ordering follows semver precedence: `1.0.0-alpha < 1.0.0-alpha.1 < 1.0.0-beta < 1.0.0`; build metadata is
 /// ignored. An invalid version sorts before every valid one.
-public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, CustomStringConvertible,
+public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepresentable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
     /// The version as written.
@@ -33,17 +33,16 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, CustomSt
         self.init(Version(major, minor, patch))
     }
 
+    /// Parses `rawValue` strictly; never fails (see ``isValid``). Codable uses this.
+    public init(rawValue: String) {
+        self.init(rawValue)
+    }
+
+    /// The version as written, as Codable and `RawRepresentable` see it.
+    public var rawValue: String { text }
+
     public init(stringLiteral value: String) {
         self.init(value)
-    }
-
-    public init(from decoder: any Decoder) throws {
-        self.init(try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(text)
     }
 
     public var description: String { text }

@@ -75,21 +75,17 @@ public struct PlatformRequirement: Sendable, Hashable, Codable, CustomStringConv
 }
 
 /// An operating system family, named as `#if os(…)` names it.
-public struct Platform: Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct Platform: Sendable, Hashable, Codable, RawRepresentable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
     /// The platform's name, such as `linux` or `macOS`.
     public let name: String
 
     public init(_ name: String) { self.name = name }
+    public init(rawValue: String) { self.init(rawValue) }
+    /// The platform's name, as Codable and `RawRepresentable` see it.
+    public var rawValue: String { name }
     public init(stringLiteral value: String) { self.init(value) }
-
-    public init(from decoder: any Decoder) throws {
-        self.init(try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(name)
-    }
 
     public var description: String { name }
 

@@ -1,7 +1,8 @@
 /// A named capability the host grants or revokes, such as `weather` or `premium.export`.
 ///
 /// A module lists the entitlements it needs; the kernel activates it only while all of them are granted.
-public struct Entitlement: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringLiteral
+public struct Entitlement: Sendable, Hashable, Comparable, Codable, RawRepresentable, CustomStringConvertible,
+    ExpressibleByStringLiteral
 {
     /// The entitlement's name.
     public let name: String
@@ -11,17 +12,16 @@ public struct Entitlement: Sendable, Hashable, Comparable, Codable, CustomString
         self.name = name
     }
 
+    /// Creates an entitlement from its name; never fails. Codable uses this.
+    public init(rawValue: String) {
+        self.init(rawValue)
+    }
+
+    /// The entitlement's name, as Codable and `RawRepresentable` see it.
+    public var rawValue: String { name }
+
     public init(stringLiteral value: String) {
         self.init(value)
-    }
-
-    public init(from decoder: any Decoder) throws {
-        self.init(try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(name)
     }
 
     public var description: String { name }
