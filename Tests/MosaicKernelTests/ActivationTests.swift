@@ -67,7 +67,7 @@ import Testing
                 probe("com.app.stuck", behavior: .hang(gate), log: log),
                 probe("com.app.waits", requires: [.module("com.app.stuck")]),
                 probe("com.app.fine-one"), probe("com.app.fine-two"),
-            ], options: KernelOptions(activationTimeLimit: .milliseconds(100)))
+            ], options: KernelOptions(activationTimeLimit: .milliseconds(300)))
         let report = try await kernel.boot()
         #expect(report["com.app.stuck"]?.state.name == "failed")
         #expect(report["com.app.stuck"]?.state.reason?.contains("did not finish within") == true)
@@ -109,7 +109,7 @@ import Testing
         }
         let kernel = Kernel(
             catalog: catalog(factories), host: testHost,
-            options: KernelOptions(maximumConcurrentActivations: 3))
+            options: KernelOptions(maximumConcurrentActivations: 3), logger: quietLogger)
         let boot = Task { try await kernel.boot() }
         await tracker.waitUntil(inside: 3)
         await tracker.releaseAll(expecting: 12)

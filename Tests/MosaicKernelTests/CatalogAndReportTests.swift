@@ -37,7 +37,7 @@ private enum Features: ModuleGroup {
     func impostor() async throws {
         let catalog = ModuleCatalog(modules: [Alpha.self, Beta.self, AlphaImpostor.self])
         #expect(catalog.entries.count == 3)
-        let kernel = Kernel(catalog: catalog, host: testHost)
+        let kernel = Kernel(catalog: catalog, host: testHost, logger: quietLogger)
         let report = try await kernel.boot()
         let clash = try #require(report.diagnostics.with(.duplicateIdentifier).first)
         #expect(clash.message.contains("Alpha (code) and AlphaImpostor (code)"))
@@ -83,7 +83,7 @@ private enum Features: ModuleGroup {
     func ghost() async throws {
         let kernel = Kernel(
             catalog: ModuleCatalog(groups: AppManifest.groups), host: AppManifest.host,
-            entitlements: .granted(AppManifest.defaultEntitlements))
+            entitlements: .granted(AppManifest.defaultEntitlements), logger: quietLogger)
         let report = try await kernel.boot()
         #expect(report.isClean, "\(report.table)")
         #expect(report.modules.count == 6)

@@ -96,7 +96,7 @@ private let acyclicGraph = anyGraph.map { graph in
             let log = EventLog()
             let kernel = Kernel(
                 catalog: catalog(random.factories(log: log)), host: testHost,
-                options: KernelOptions(maximumConcurrentActivations: width))
+                options: KernelOptions(maximumConcurrentActivations: width), logger: quietLogger)
             let report = try await kernel.boot()
             #expect(report.count("active") == random.count, "\(random)")
             for (from, to) in random.edges {

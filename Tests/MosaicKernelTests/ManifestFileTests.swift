@@ -45,7 +45,7 @@ import Testing
         #expect(catalog.diagnostics.isEmpty)
         #expect(catalog.entries.map(\.manifest.id) == ["com.ghost.art", "com.ghost.location", "com.ghost.weather"])
         #expect(catalog.entries.last?.origin == .manifestFile(path + "/weather.json"))
-        let kernel = Kernel(catalog: catalog, host: testHost, entitlements: .granted(["weather"]))
+        let kernel = Kernel(catalog: catalog, host: testHost, entitlements: .granted(["weather"]), logger: quietLogger)
         #expect(try await kernel.boot().count("active") == 3)
     }
 

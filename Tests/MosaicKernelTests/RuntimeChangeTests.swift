@@ -211,7 +211,7 @@ import Testing
                 },
                 probe("com.app.base", log: log),
                 probe("com.app.top", requires: [.module("com.app.base")], log: log),
-            ], options: KernelOptions(deactivationTimeLimit: .milliseconds(50)))
+            ], options: KernelOptions(deactivationTimeLimit: .milliseconds(300)))
         try await kernel.boot()
         await kernel.shutdown()
         #expect(log.deactivations == ["com.app.top", "com.app.base"])

@@ -54,7 +54,8 @@ public actor Kernel {
     private var isBusy = false
     private var waitingOperations: [CheckedContinuation<Void, Never>] = []
 
-    /// Creates a kernel over a catalog; nothing is validated or run before ``boot()``.
+    /// Creates a kernel over a catalog and validates its graph (no module code runs); nothing activates before
+    /// ``boot()``.
     public init(
         catalog: ModuleCatalog,
         host: HostEnvironment,

@@ -1,3 +1,4 @@
+import Logging
 import Mosaic
 import MosaicKernel
 import Synchronization
@@ -133,8 +134,17 @@ func makeKernel(
     entitlements: Set<Entitlement> = [],
     options: KernelOptions = KernelOptions()
 ) -> Kernel {
-    Kernel(catalog: catalog(factories), host: testHost, entitlements: .granted(entitlements), options: options)
+    Kernel(
+        catalog: catalog(factories), host: testHost, entitlements: .granted(entitlements), options: options,
+        logger: quietLogger)
 }
+
+/// A logger that keeps test output readable: thousands of kernels boot in these tests.
+let quietLogger: Logger = {
+    var logger = Logger(label: "test.kernel")
+    logger.logLevel = .critical
+    return logger
+}()
 
 extension Array where Element == Diagnostic {
     func with(_ code: Diagnostic.Code) -> [Diagnostic] { filter { $0.code == code } }
