@@ -23,6 +23,10 @@ public protocol Module: Sendable {
     /// The module's identity, needs and dependencies.
     static var manifest: Manifest { get }
 
+    /// Declares what the module provides and uses. Called once, before validation, without side effects: it must
+    /// only describe, never run, the factories it registers.
+    static func register(in module: inout ModuleRegistrar)
+
     /// Creates the module; the kernel calls this only after the whole graph was validated.
     init()
 
@@ -34,6 +38,7 @@ public protocol Module: Sendable {
 }
 
 extension Module {
+    public static func register(in module: inout ModuleRegistrar) {}
     public func activate(_ context: ActivationContext) async throws {}
     public func deactivate() async {}
 }

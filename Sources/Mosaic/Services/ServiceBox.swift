@@ -1,0 +1,117 @@
+public import Synchronization
+
+/// Where one registered service lives at run time: its factory, its scope, whether its module is active, and its
+/// instance once built. The kernel makes one per registration; ``Services`` reads them without a lock.
+@usableFromInline
+package class AnyServiceBox: @unchecked Sendable {
+    // SAFETY: every stored property here is immutable or atomic; subclasses argue their own state.
+    @usableFromInline package let key: ServiceKey
+    @usableFromInline package let scope: ServiceScope
+    @usableFromInline package let provider: ModuleID
+    @usableFromInline let active = Atomic<Bool>(false)
+
+    init(key: ServiceKey, scope: ServiceScope, provider: ModuleID) {
+        self.key = key
+        self.scope = scope
+        self.provider = provider
+    }
+
+    /// Makes the service resolvable (its module is active).
+    package func activate() { active.store(true, ordering: .releasing) }
+
+    /// Makes resolving fail with ``ServiceError/Code-swift.struct/providerInactive`` and drops the instance.
+    package func deactivate() {
+        active.store(false, ordering: .releasing)
+        reset(cachedOnly: false)
+    }
+
+    /// Drops the built instance (only of `.cached` services when `cachedOnly`), so the next use builds anew.
+    package func reset(cachedOnly: Bool) {}
+
+    @usableFromInline
+    func inactive() -> ServiceError {
+        ServiceError(
+            .providerInactive, service: key.name, provider: provider,
+            message: "\(key.name) is provided by \(provider), which is not active now; it comes back when "
+                + "\(provider) is activated again.")
+    }
+}
+
+/// The box of a service of type `T`.
+@usableFromInline
+package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable {
+    // SAFETY: `published` holds 0 or the address of a `Holder` that `holders` keeps alive until this box is
+    // deinitialized, so a reader that loads a non-zero address always finds a live holder; holders are immutable.
+    // `published` and `holders` change only inside `holders`' lock, and a holder is fully built before its
+    // address is stored with release ordering, which readers load with acquire ordering.
+    @usableFromInline let published = Atomic<UInt>(0)
+    private let holders = Mutex<[Holder<T>]>([])
+    private let factory: @Sendable (ServiceTable) throws -> T
+
+    package init(
+        key: ServiceKey, scope: ServiceScope, provider: ModuleID,
+        factory: @escaping @Sendable (ServiceTable) throws -> T
+    ) {
+        self.factory = factory
+        super.init(key: key, scope: scope, provider: provider)
+    }
+
+    /// The service: a new instance when transient, otherwise the one built on first use.
+    @inlinable
+    package func get(from table: ServiceTable) throws(ServiceError) -> T {
+        guard active.load(ordering: .acquiring) else { throw inactive() }
+        if case .transient = scope { return try build(table) }
+        let address = published.load(ordering: .acquiring)
+        if address != 0, !ServiceOverrides.areActive || ServiceOverrides.current == nil {
+            return Self.holder(at: address).value
+        }
+        return try publish(table)
+    }
+
+    @usableFromInline
+    static func holder(at address: UInt) -> Holder<T> {
+        // The address came from `Unmanaged.passUnretained(holder).toOpaque()` of a holder kept alive by the box.
+        Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped).takeUnretainedValue()
+    }
+
+    /// Builds the instance once, under the lock; inside `withOverrides` it is built fresh and not kept, so a test's
+    /// mocks never leak into the kernel's singletons.
+    @usableFromInline
+    func publish(_ table: ServiceTable) throws(ServiceError) -> T {
+        if ServiceOverrides.areActive, ServiceOverrides.current != nil { return try build(table) }
+        return try holders.withLock { holders throws(ServiceError) -> T in
+            let address = published.load(ordering: .acquiring)
+            if address != 0 { return Self.holder(at: address).value }
+            let holder = Holder(try build(table))
+            holders.append(holder)
+            published.store(UInt(bitPattern: Unmanaged.passUnretained(holder).toOpaque()), ordering: .releasing)
+            return holder.value
+        }
+    }
+
+    @usableFromInline
+    func build(_ table: ServiceTable) throws(ServiceError) -> T {
+        do {
+            return try factory(table)
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(
+                .factoryFailed, service: key.name, provider: provider,
+                message: "the factory of \(key.name) in \(provider) threw: \(error)", underlying: error)
+        }
+    }
+
+    package override func reset(cachedOnly: Bool) {
+        guard scope == .cached || (!cachedOnly && scope == .singleton) else { return }
+        // The old holder stays in `holders`: a reader that loaded its address a moment ago may still use it.
+        holders.withLock { _ in published.store(0, ordering: .releasing) }
+    }
+}
+
+/// An immutable home for a built instance, so that it can be published by address.
+@usableFromInline
+final class Holder<T: Sendable>: Sendable {
+    @usableFromInline let value: T
+    init(_ value: T) { self.value = value }
+}

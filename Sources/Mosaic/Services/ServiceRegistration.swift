@@ -1,0 +1,127 @@
+/// One service a module provides: its key, scope, rank, the services its factory needs, and how to make its box.
+public struct ServiceRegistration: Sendable {
+    /// The service provided.
+    public let key: ServiceKey
+    /// How long its instances live.
+    public let scope: ServiceScope
+    /// How it ranks against other providers of the same service.
+    public let rank: ServiceRank
+    /// The services its factory takes, in order.
+    public let dependencies: [ServiceKey]
+    /// Whether it has a factory for preview mode.
+    public let hasPreview: Bool
+    /// Makes the box for `provider`, with the preview factory when `preview` is set and there is one.
+    package let makeBox: @Sendable (_ provider: ModuleID, _ preview: Bool) -> AnyServiceBox
+}
+
+/// Where a module declares the services it provides and the ones it uses. Declaring runs no factory.
+///
+/// ```swift
+/// module.services.singleton((any WeatherService).self) { (network: any NetworkClient) in
+///     NWSWeatherService(network: network)
+/// }
+/// module.services.use((any LocationService).self)
+/// ```
+/// A factory's parameters are its dependencies, resolved by the kernel in order; they are declared uses too.
+public struct ServiceRegistrar: Sendable {
+    /// The services provided, in declaration order.
+    public private(set) var provided: [ServiceRegistration] = []
+    /// The services used, whether by a factory or by the module's own code.
+    public private(set) var used: [ServiceKey] = []
+
+    public init() {}
+
+    /// Provides `type` in `scope`, built by `factory` from the services its parameters name.
+    public mutating func register<T: Sendable, each Dependency: Sendable>(
+        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        factory: @escaping @Sendable (repeat each Dependency) throws -> T
+    ) {
+        add(type, scope, rank, keys(repeat (each Dependency).self), live: Self.erase(factory), preview: nil)
+    }
+
+    /// Provides `type` in `scope`, built by `factory`, or by `preview` when the kernel runs in preview mode.
+    public mutating func register<T: Sendable, each Dependency: Sendable>(
+        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        factory: @escaping @Sendable (repeat each Dependency) throws -> T,
+        preview: @escaping @Sendable (repeat each Dependency) throws -> T
+    ) {
+        add(
+            type, scope, rank, keys(repeat (each Dependency).self), live: Self.erase(factory),
+            preview: Self.erase(preview))
+    }
+
+    /// Provides one shared instance of `type`, built on first use.
+    public mutating func singleton<T: Sendable, each Dependency: Sendable>(
+        _ type: T.Type, rank: ServiceRank = .primary,
+        factory: @escaping @Sendable (repeat each Dependency) throws -> T
+    ) {
+        register(type, scope: .singleton, rank: rank, factory: factory)
+    }
+
+    /// Provides one shared instance of `type`, with a stand-in for preview mode.
+    public mutating func singleton<T: Sendable, each Dependency: Sendable>(
+        _ type: T.Type, rank: ServiceRank = .primary,
+        factory: @escaping @Sendable (repeat each Dependency) throws -> T,
+        preview: @escaping @Sendable (repeat each Dependency) throws -> T
+    ) {
+        register(type, scope: .singleton, rank: rank, factory: factory, preview: preview)
+    }
+
+    /// Provides a new instance of `type` for each resolution.
+    public mutating func transient<T: Sendable, each Dependency: Sendable>(
+        _ type: T.Type, rank: ServiceRank = .primary,
+        factory: @escaping @Sendable (repeat each Dependency) throws -> T
+    ) {
+        register(type, scope: .transient, rank: rank, factory: factory)
+    }
+
+    /// Provides an instance of `type` kept until the kernel's `resetCached()`.
+    public mutating func cached<T: Sendable, each Dependency: Sendable>(
+        _ type: T.Type, rank: ServiceRank = .primary,
+        factory: @escaping @Sendable (repeat each Dependency) throws -> T
+    ) {
+        register(type, scope: .cached, rank: rank, factory: factory)
+    }
+
+    /// A factory of the kernel's shape: resolve each parameter from the table, in order, then call.
+    private static func erase<T: Sendable, each Dependency: Sendable>(
+        _ factory: @escaping @Sendable (repeat each Dependency) throws -> T
+    ) -> @Sendable (ServiceTable) throws -> T {
+        { table in try factory(repeat try table.dependency((each Dependency).self)) }
+    }
+
+    private func keys<each Dependency>(_ types: repeat (each Dependency).Type) -> [ServiceKey] {
+        var keys: [ServiceKey] = []
+        for type in repeat each types { keys.append(ServiceKey(type)) }
+        return keys
+    }
+
+    private mutating func add<T: Sendable>(
+        _ type: T.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [ServiceKey],
+        live: @escaping @Sendable (ServiceTable) throws -> T, preview: (@Sendable (ServiceTable) throws -> T)?
+    ) {
+        let key = ServiceKey(type)
+        provided.append(
+            ServiceRegistration(
+                key: key, scope: scope, rank: rank, dependencies: dependencies, hasPreview: preview != nil,
+                makeBox: { provider, inPreview in
+                    ServiceBox<T>(
+                        key: key, scope: scope, provider: provider, factory: inPreview ? preview ?? live : live)
+                }))
+        for dependency in dependencies where !used.contains(dependency) { used.append(dependency) }
+    }
+
+    /// Declares that the module's code resolves `type`, which another module or the host provides.
+    public mutating func use<T>(_ type: T.Type) {
+        let key = ServiceKey(type)
+        if !used.contains(key) { used.append(key) }
+    }
+}
+
+/// Everything a module declares before it runs. Later issues add contributions, deeplinks and lifecycle work.
+public struct ModuleRegistrar: Sendable {
+    /// The services the module provides and uses.
+    public var services = ServiceRegistrar()
+
+    public init() {}
+}

@@ -1,0 +1,43 @@
+/// What one module may resolve: its own services, those it declared it uses, and the host's.
+///
+/// ```swift
+/// let weather = try context.services.resolve((any WeatherService).self)
+/// ```
+/// Resolving reads a table frozen at boot: no lock, no string hashing, no dynamic cast. A service the module did
+/// not declare fails with ``ServiceError/Code-swift.struct/notDeclared``, so every dependency is visible in the
+/// manifest-time registration, and validated before anything runs.
+public struct Services: Sendable {
+    @usableFromInline let visible: ServiceTable
+    @usableFromInline let all: ServiceTable
+    /// The module this view belongs to.
+    public let module: ModuleID
+
+    /// A view for `module` over `visible`, whose factories resolve their dependencies from `all`.
+    package init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
+        self.module = module
+        self.visible = visible
+        self.all = all
+    }
+
+    /// The service of type `type`.
+    @inlinable
+    public func resolve<T: Sendable>(_ type: T.Type = T.self) throws(ServiceError) -> T {
+        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
+        guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
+        return try unsafeDowncast(box, to: ServiceBox<T>.self).get(from: all)
+    }
+
+    @usableFromInline
+    func undeclared(_ type: any Any.Type) -> ServiceError {
+        let name = String(describing: type)
+        guard all.box(for: ObjectIdentifier(type)) != nil else {
+            return ServiceError(
+                .noProvider, service: name,
+                message: "nothing provides \(name); register a provider for it, or remove the use from \(module).")
+        }
+        return ServiceError(
+            .notDeclared, service: name,
+            message: "\(module) resolved \(name) without declaring it; add `module.services.use(\(name).self)` "
+                + "to \(module)'s registration.")
+    }
+}
