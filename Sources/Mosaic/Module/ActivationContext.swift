@@ -10,12 +10,27 @@ public struct ActivationContext: Sendable {
     public let host: HostEnvironment
     /// A logger labelled with the module's identifier.
     public let logger: Logger
+    /// The services the module may resolve: its own, those it declared it uses, and the host's.
+    public let services: Services
+    /// The host's standard, when it has one.
+    public let standard: (any Standard)?
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
-    public init(id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger) {
+    public init(
+        id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
+        standard: (any Standard)? = nil
+    ) {
         self.id = id
         self.version = version
         self.host = host
         self.logger = logger
+        self.services = services
+        self.standard = standard
+    }
+
+    /// The host's standard as `type`, or `nil` when there is none or it does not conform; a module that declared
+    /// the requirement with ``ModuleRegistrar/requireStandard(_:)`` always gets it.
+    public func standard<S>(as type: S.Type) -> S? {
+        standard as? S
     }
 }

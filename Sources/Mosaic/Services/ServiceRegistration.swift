@@ -122,6 +122,8 @@ public struct ServiceRegistrar: Sendable {
 public struct ModuleRegistrar: Sendable {
     /// The services the module provides and uses.
     public var services = ServiceRegistrar()
+    /// What the module demands of the host's standard.
+    public internal(set) var standardRequirements: [StandardRequirement] = []
 
     public init() {}
 }

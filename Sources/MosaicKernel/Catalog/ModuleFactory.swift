@@ -9,6 +9,8 @@ public struct ModuleFactory: Sendable {
     public let manifest: Manifest
     /// Makes a fresh instance; called only after validation, once per activation.
     public let make: @Sendable () -> any Module
+    /// Declares what the module provides and uses; called once, before validation.
+    public let register: @Sendable (inout ModuleRegistrar) -> Void
     /// The module type, when made from one; two factories of one type are the same module.
     let type: ObjectIdentifier?
     /// A name for messages: the type's name, or "a custom factory".
@@ -18,14 +20,20 @@ public struct ModuleFactory: Sendable {
     public init<M: Module>(_ type: M.Type) {
         self.manifest = M.manifest
         self.make = { M() }
+        self.register = { M.register(in: &$0) }
         self.type = ObjectIdentifier(type)
         self.name = String(describing: type)
     }
 
-    /// A factory for a manifest and a closure that makes a configured instance.
-    public init(manifest: Manifest, make: @escaping @Sendable () -> any Module) {
+    /// A factory for a manifest and a closure that makes a configured instance, with what it registers.
+    public init(
+        manifest: Manifest,
+        register: @escaping @Sendable (inout ModuleRegistrar) -> Void = { _ in },
+        make: @escaping @Sendable () -> any Module
+    ) {
         self.manifest = manifest
         self.make = make
+        self.register = register
         self.type = nil
         self.name = "the factory of \(manifest.id)"
     }

@@ -64,7 +64,7 @@ extension Kernel {
             }
             var candidate = catalog
             candidate.add(factory)
-            let grown = ModuleGraph(catalog: candidate, host: host)
+            let grown = makeGraph(candidate)
             let known = Set(graph.diagnostics)
             let introduced = grown.diagnostics.filter { $0.severity == .error && !known.contains($0) }
             guard introduced.isEmpty else {
@@ -114,6 +114,7 @@ extension Kernel {
             await reconcile()
             leaving.remove(id)
             catalog.remove(id)
+            serviceRuntime.forget(id)
             rebuildGraph()
             failures[id] = nil
             runtimeDiagnostics.removeAll { $0.modules.first == id }

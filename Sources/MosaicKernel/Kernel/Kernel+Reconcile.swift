@@ -67,8 +67,10 @@ extension Kernel {
             graph.nodes[index].required.allSatisfy({ records[$0].isActive })
         else { return nil }
         let manifest = graph.nodes[index].manifest
+        for box in serviceRuntime.provided[index] { box.activate() }
         let context = ActivationContext(
-            id: manifest.id, version: manifest.version, host: host, logger: Logger(label: manifest.id.rawValue))
+            id: manifest.id, version: manifest.version, host: host, logger: Logger(label: manifest.id.rawValue),
+            services: serviceRuntime.views[index], standard: standard)
         let make = graph.nodes[index].entry.factory.make
         return {
             let module = make()
@@ -105,6 +107,7 @@ extension Kernel {
         let id = graph.nodes[index].id
         failures[id] = reason
         records[index].activationTime = duration
+        for box in serviceRuntime.provided[index] { box.deactivate() }
         runtimeDiagnostics.append(
             Diagnostic(code, .error, modules: [id], message: "\(id) failed: \(reason)", fix: fix))
         logger.error("module failed to activate", metadata: ["module": "\(id)", "reason": "\(reason)"])
@@ -138,6 +141,7 @@ extension Kernel {
                     fix: "Make \(id)'s deactivate() return promptly, or raise KernelOptions.deactivationTimeLimit."))
         }
         records[index].instance = nil
+        for box in serviceRuntime.provided[index] { box.deactivate() }
         move(index) { lifecycle in
             guard case .active(let active) = lifecycle else { return nil }
             return .deactivated(active.deactivate())

@@ -37,6 +37,10 @@ public actor Kernel {
     var policy: EntitlementPolicy
     var catalog: ModuleCatalog
     var graph: ModuleGraph
+    /// The services the host itself registers, and its standard.
+    let hostServices: ServiceRegistrar
+    let standard: (any Standard)?
+    var serviceRuntime: ServiceRuntime
     /// One record per module, at the module's position in ``graph``.
     var records: [Record] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
@@ -60,15 +64,20 @@ public actor Kernel {
         catalog: ModuleCatalog,
         host: HostEnvironment,
         entitlements: EntitlementPolicy = .none,
+        services: ServiceRegistrar = ServiceRegistrar(),
+        standard: (any Standard)? = nil,
         options: KernelOptions = KernelOptions(),
         logger: Logger = Logger(label: "mosaic.kernel")
     ) {
         self.catalog = catalog
         self.host = host
         self.policy = entitlements
+        self.hostServices = services
+        self.standard = standard
         self.options = options
         self.logger = logger
-        self.graph = ModuleGraph(catalog: catalog, host: host)
+        self.graph = ModuleGraph(catalog: catalog, host: host, services: services, standard: standard)
+        self.serviceRuntime = ServiceRuntime(graph: graph, preview: options.preview)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
     }
 
@@ -77,20 +86,23 @@ public actor Kernel {
         modules: [any Module.Type],
         host: HostEnvironment,
         entitlements: EntitlementPolicy = .none,
+        services: ServiceRegistrar = ServiceRegistrar(),
+        standard: (any Standard)? = nil,
         options: KernelOptions = KernelOptions(),
         logger: Logger = Logger(label: "mosaic.kernel")
     ) {
         self.init(
-            catalog: ModuleCatalog(modules: modules), host: host, entitlements: entitlements, options: options,
-            logger: logger)
+            catalog: ModuleCatalog(modules: modules), host: host, entitlements: entitlements, services: services,
+            standard: standard, options: options, logger: logger)
     }
 
     /// Every problem with `catalog` on `host` under `entitlements`, found without running any module code: what
     /// ``boot()`` would report before activating anything. For unit tests and command-line checks.
     public static func validate(
-        _ catalog: ModuleCatalog, host: HostEnvironment, entitlements: EntitlementPolicy = .none
+        _ catalog: ModuleCatalog, host: HostEnvironment, entitlements: EntitlementPolicy = .none,
+        services: ServiceRegistrar = ServiceRegistrar(), standard: (any Standard)? = nil
     ) -> [Diagnostic] {
-        let graph = ModuleGraph(catalog: catalog, host: host)
+        let graph = ModuleGraph(catalog: catalog, host: host, services: services, standard: standard)
         return graph.diagnostics + graph.authorize(entitlements).diagnostics
     }
 
@@ -198,10 +210,16 @@ public actor Kernel {
         if from != to { changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to)) }
     }
 
-    /// Replaces the graph after the catalog changed, keeping each remaining module's record.
+    /// The graph `catalog` would make with this kernel's host, services and standard.
+    func makeGraph(_ catalog: ModuleCatalog) -> ModuleGraph {
+        ModuleGraph(catalog: catalog, host: host, services: hostServices, standard: standard)
+    }
+
+    /// Replaces the graph after the catalog changed, keeping each remaining module's record and built services.
     func rebuildGraph() {
         let previous = Dictionary(uniqueKeysWithValues: zip(graph.ids, records))
-        graph = ModuleGraph(catalog: catalog, host: host)
+        graph = makeGraph(catalog)
+        serviceRuntime = ServiceRuntime(graph: graph, previous: serviceRuntime.boxes, preview: options.preview)
         records = graph.nodes.map { previous[$0.id] ?? Record() }
     }
 

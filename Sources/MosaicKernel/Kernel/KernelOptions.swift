@@ -6,13 +6,17 @@ public struct KernelOptions: Sendable {
     public var deactivationTimeLimit: Duration
     /// How many modules may activate (or deactivate) at once; at least 1.
     public var maximumConcurrentActivations: Int
+    /// Whether services use their preview factories, where they have one (for design-time hosts and demos).
+    public var preview: Bool
 
     /// Options with defaults suited to an app: 10 s limits, 8 modules at a time.
     public init(
         activationTimeLimit: Duration = .seconds(10),
         deactivationTimeLimit: Duration = .seconds(10),
-        maximumConcurrentActivations: Int = 8
+        maximumConcurrentActivations: Int = 8,
+        preview: Bool = false
     ) {
+        self.preview = preview
         self.activationTimeLimit = activationTimeLimit
         self.deactivationTimeLimit = deactivationTimeLimit
         self.maximumConcurrentActivations = max(1, maximumConcurrentActivations)

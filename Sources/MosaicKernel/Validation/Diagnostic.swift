@@ -143,6 +143,18 @@ extension Diagnostic {
         /// A module cannot be uninstalled while others require it.
         public static let hasDependents: Code = "dependency.has-dependents"
 
+        // Services
+        /// Two registrations of one service at the same rank.
+        public static let duplicateServiceProvider: Code = "service.duplicate-provider"
+        /// A module uses a service nothing provides.
+        public static let missingServiceProvider: Code = "service.missing-provider"
+        /// Service factories depend on each other in a cycle.
+        public static let serviceCycle: Code = "service.cycle"
+        /// A singleton depends on a transient or cached service.
+        public static let captiveService: Code = "service.captive-dependency"
+        /// The host's standard does not meet a module's requirement.
+        public static let standardMismatch: Code = "service.standard-mismatch"
+
         // Authorization
         /// A module needs an entitlement the host has not granted.
         public static let missingEntitlement: Code = "authorization.missing-entitlement"

@@ -18,6 +18,8 @@ public struct ModuleGraph: Sendable {
         /// The entry's manifest, kept here so that reading a field does not copy the whole manifest.
         let manifest: Manifest
         var id: ModuleID { manifest.id }
+        /// What the module registered: its services and uses.
+        var registrar = ModuleRegistrar()
         /// Why the module itself can never run here, or `nil`.
         var fault: String?
         /// Whether the module is in a dependency cycle.
@@ -45,17 +47,24 @@ public struct ModuleGraph: Sendable {
     var position: [ModuleID: Int] = [:]
     /// Positions in ``nodes`` of every module not in a cycle, each after all of its dependencies.
     var order: [Int] = []
+    /// The registration chosen for each service.
+    var serviceProviders: [ServiceKey: ServiceProvider] = [:]
     /// ``activationOrder`` cut into levels: a module's level is one more than its deepest dependency's, so the
     /// modules of one level do not depend on each other and may activate together.
     public internal(set) var levels: [[ModuleID]] = []
 
-    /// Validates `catalog` against `host`, collecting every problem.
-    public init(catalog: ModuleCatalog, host: HostEnvironment) {
+    /// Validates `catalog` against `host`, its services against those `services` (the host's) provides and the
+    /// host's `standard`, collecting every problem.
+    public init(
+        catalog: ModuleCatalog, host: HostEnvironment, services: ServiceRegistrar = ServiceRegistrar(),
+        standard: (any Standard)? = nil
+    ) {
         self.host = host
         self.diagnostics = catalog.diagnostics
         collectNodes(catalog.entries)
         for index in nodes.indices { checkModule(index) }
         resolveDependencies()
+        resolveServices(host: services, standard: standard)
         findCycles()
         plan()
     }
@@ -82,7 +91,9 @@ public struct ModuleGraph: Sendable {
                 claimants[existing, default: [nodes[existing].entry]].append(entry)
             } else {
                 position[entry.manifest.id] = nodes.count
-                nodes.append(Node(entry: entry, manifest: entry.manifest))
+                var node = Node(entry: entry, manifest: entry.manifest)
+                entry.factory.register(&node.registrar)
+                nodes.append(node)
             }
         }
         for (index, entries) in claimants.sorted(by: { $0.key < $1.key }) {

@@ -1,0 +1,62 @@
+internal import Mosaic
+
+/// The services of a running kernel: one box per chosen registration, the table of them all, and the view each
+/// module resolves through.
+struct ServiceRuntime {
+    /// A box is identified by who provides which service, so a rebuild keeps the instances already built.
+    struct BoxKey: Hashable {
+        let provider: ModuleID
+        let key: ServiceKey
+    }
+
+    /// The provider name of services the host registers.
+    static let hostID: ModuleID = "mosaic.host"
+
+    private(set) var boxes: [BoxKey: AnyServiceBox] = [:]
+    /// For each graph position, the boxes of the services that module provides.
+    private(set) var provided: [[AnyServiceBox]] = []
+    /// For each graph position, what that module may resolve.
+    private(set) var views: [Services] = []
+    /// What the host may resolve: everything.
+    private(set) var hostView: Services
+
+    /// The runtime for `graph`, reusing the boxes of `previous` that still provide the same service.
+    init(graph: ModuleGraph, previous: [BoxKey: AnyServiceBox] = [:], preview: Bool) {
+        provided = Array(repeating: [], count: graph.nodes.count)
+        var hostBoxes: [AnyServiceBox] = []
+        for (key, provider) in graph.serviceProviders {
+            let owner = provider.module.map { graph.nodes[$0].id } ?? Self.hostID
+            let boxKey = BoxKey(provider: owner, key: key)
+            let box = previous[boxKey] ?? provider.registration.makeBox(owner, preview)
+            boxes[boxKey] = box
+            if let module = provider.module {
+                provided[module].append(box)
+            } else {
+                box.activate()
+                hostBoxes.append(box)
+            }
+        }
+        let all = ServiceTable(Array(boxes.values))
+        hostView = Services(module: Self.hostID, visible: all, all: all)
+        let hostOnly = ServiceTable(hostBoxes)
+        views = graph.nodes.indices.map { index in
+            let used = graph.nodes[index].registrar.services.used
+            guard !provided[index].isEmpty || !used.isEmpty else {
+                return Services(module: graph.nodes[index].id, visible: hostOnly, all: all)
+            }
+            let usedBoxes = used.compactMap { all.box(for: $0.id) }
+            return Services(
+                module: graph.nodes[index].id, visible: ServiceTable(hostBoxes + usedBoxes + provided[index]), all: all)
+        }
+    }
+
+    /// Drops the boxes `provider` registered, so that a module installed again under its identifier starts afresh.
+    mutating func forget(_ provider: ModuleID) {
+        boxes = boxes.filter { $0.key.provider != provider }
+    }
+
+    /// Drops built instances: of cached services, or of every service.
+    func reset(cachedOnly: Bool) {
+        for box in boxes.values { box.reset(cachedOnly: cachedOnly) }
+    }
+}
