@@ -2,13 +2,16 @@
 public struct ServiceKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The type's identity.
     public let id: ObjectIdentifier
-    /// The type's name, for messages.
-    public let name: String
 
     /// The key of `type`.
     public init(_ type: any Any.Type) {
         id = ObjectIdentifier(type)
-        name = String(describing: type)
+    }
+
+    /// The type's name, for messages; made only when asked for, so that registering is cheap.
+    public var name: String {
+        // The identifier of a metatype is its metadata pointer, which is the metatype itself.
+        String(describing: unsafeBitCast(id, to: Any.Type.self))
     }
 
     public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool { lhs.id == rhs.id }

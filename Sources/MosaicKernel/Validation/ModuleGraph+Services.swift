@@ -33,6 +33,7 @@ extension ModuleGraph {
             if candidates[key] == nil { order.append(key) }
             candidates[key, default: []].append(provider)
         }
+        serviceOrder = order
         for key in order {
             guard let providers = candidates[key], let top = providers.map(\.registration.rank).max() else { continue }
             let winners = providers.filter { $0.registration.rank == top }
@@ -91,12 +92,12 @@ extension ModuleGraph {
     /// Cycles among factories, and singletons that would capture a transient or cached service.
     private mutating func checkFactories() {
         var state: [ServiceKey: Bool] = [:]  // false: on the current path; true: done.
-        var reported: Set<[ServiceKey]> = []
+        var reported: Set<Set<ServiceKey>> = []
         func visit(_ key: ServiceKey, path: [ServiceKey]) {
             if state[key] == true { return }
             if state[key] == false {
                 let cycle = Array(path.drop { $0 != key })
-                guard reported.insert(cycle.sorted()).inserted else { return }
+                guard reported.insert(Set(cycle)).inserted else { return }
                 let trail = (cycle + [key]).map { "\($0) (\(providerName(serviceProviders[$0]?.module)))" }
                 let modules = cycle.compactMap { serviceProviders[$0]?.module.map { nodes[$0].id } }
                 report(
@@ -112,8 +113,9 @@ extension ModuleGraph {
             }
             state[key] = true
         }
-        for key in serviceProviders.keys.sorted() { visit(key, path: []) }
-        for (key, provider) in serviceProviders where provider.registration.scope == .singleton {
+        for key in serviceOrder { visit(key, path: []) }
+        for key in serviceOrder {
+            guard let provider = serviceProviders[key], provider.registration.scope == .singleton else { continue }
             for dependency in provider.registration.dependencies {
                 guard let inner = serviceProviders[dependency], inner.registration.scope != .singleton else { continue }
                 let owner = providerName(provider.module)

@@ -49,6 +49,8 @@ public struct ModuleGraph: Sendable {
     var order: [Int] = []
     /// The registration chosen for each service.
     var serviceProviders: [ServiceKey: ServiceProvider] = [:]
+    /// The services in the order they were first registered (host first), for stable diagnostics.
+    var serviceOrder: [ServiceKey] = []
     /// ``activationOrder`` cut into levels: a module's level is one more than its deepest dependency's, so the
     /// modules of one level do not depend on each other and may activate together.
     public internal(set) var levels: [[ModuleID]] = []
