@@ -17,9 +17,11 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
     ],
     targets: [
+        .target(name: "BlackHole"),
         .executableTarget(
             name: "MosaicBenchmarks",
             dependencies: [
+                "BlackHole",
                 .product(name: "Mosaic", package: mosaic),
                 .product(name: "MosaicKernel", package: mosaic),
                 .product(name: "Logging", package: "swift-log"),

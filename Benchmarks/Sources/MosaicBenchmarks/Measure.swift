@@ -20,6 +20,10 @@ struct Samples {
 }
 
 extension Duration {
+    var nanoseconds: Double {
+        Double(components.seconds) * 1e9 + Double(components.attoseconds) * 1e-9
+    }
+
     var milliseconds: Double {
         Double(components.seconds) * 1e3 + Double(components.attoseconds) * 1e-15
     }

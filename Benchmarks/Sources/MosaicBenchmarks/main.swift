@@ -1,7 +1,8 @@
 // Mosaic's benchmarks. Run from the repository root:
 //   swift run -c release --package-path Benchmarks
 // `… MosaicBenchmarks scaling` prints validation and boot medians from 1,000 to 20,000 modules;
-// `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`.
+// `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`;
+// `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds.
 import Logging
 import Mosaic
 import MosaicKernel
@@ -26,6 +27,14 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     for _ in 0..<10 {
         _ = try await Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quiet).boot()
     }
+} else if CommandLine.arguments.dropFirst().first == "profile-singleton" {
+    let services = try await mosaicServices()
+    for _ in 0..<50_000_000 { consume(try services.resolve((any Shared).self)) }
+} else if CommandLine.arguments.dropFirst().first == "services" {
+    try await runServiceBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {
+    print(try await registerAndResolveMany(CommandLine.arguments[2]).milliseconds)
 } else {
     try await runBootBenchmark()
+    try await runServiceBenchmark()
 }

@@ -9,6 +9,8 @@ package class AnyServiceBox: @unchecked Sendable {
     @usableFromInline package let scope: ServiceScope
     @usableFromInline package let provider: ModuleID
     @usableFromInline let active = Atomic<Bool>(false)
+    /// The address of the built instance's holder, or 0; see ``ServiceBox`` for why reading it is safe.
+    @usableFromInline let published = Atomic<UInt>(0)
 
     init(key: ServiceKey, scope: ServiceScope, provider: ModuleID) {
         self.key = key
@@ -28,6 +30,14 @@ package class AnyServiceBox: @unchecked Sendable {
     /// Drops the built instance (only of `.cached` services when `cachedOnly`), so the next use builds anew.
     package func reset(cachedOnly: Bool) {}
 
+    /// The address of the built instance's holder when the service is active and built, else 0. Lives in the
+    /// non-generic base so that the hot path reads it at a fixed offset.
+    @inlinable
+    package final func builtAddress() -> UInt {
+        let address = published.load(ordering: .acquiring)
+        return address != 0 && active.load(ordering: .relaxed) ? address : 0
+    }
+
     @usableFromInline
     func inactive() -> ServiceError {
         ServiceError(
@@ -44,7 +54,6 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     // deinitialized, so a reader that loads a non-zero address always finds a live holder; holders are immutable.
     // `published` and `holders` change only inside `holders`' lock, and a holder is fully built before its
     // address is stored with release ordering, which readers load with acquire ordering.
-    @usableFromInline let published = Atomic<UInt>(0)
     private let holders = Mutex<[Holder<T>]>([])
     private let factory: @Sendable (ServiceTable) throws -> T
 
@@ -62,16 +71,16 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
         guard active.load(ordering: .acquiring) else { throw inactive() }
         if case .transient = scope { return try build(table) }
         let address = published.load(ordering: .acquiring)
-        if address != 0, !ServiceOverrides.areActive || ServiceOverrides.current == nil {
-            return Self.holder(at: address).value
-        }
+        if address != 0 { return Self.value(at: address) }
         return try publish(table)
     }
 
-    @usableFromInline
-    static func holder(at address: UInt) -> Holder<T> {
-        // The address came from `Unmanaged.passUnretained(holder).toOpaque()` of a holder kept alive by the box.
-        Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped).takeUnretainedValue()
+    /// The value of the holder at `address`, read without retaining the holder.
+    @inlinable
+    package static func value(at address: UInt) -> T {
+        // The address came from `Unmanaged.passUnretained(holder).toOpaque()` of a holder the box keeps alive.
+        Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
+            ._withUnsafeGuaranteedRef { $0.value }
     }
 
     /// Builds the instance once, under the lock; inside `withOverrides` it is built fresh and not kept, so a test's
@@ -81,7 +90,7 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
         if ServiceOverrides.areActive, ServiceOverrides.current != nil { return try build(table) }
         return try holders.withLock { holders throws(ServiceError) -> T in
             let address = published.load(ordering: .acquiring)
-            if address != 0 { return Self.holder(at: address).value }
+            if address != 0 { return Self.value(at: address) }
             let holder = Holder(try build(table))
             holders.append(holder)
             published.store(UInt(bitPattern: Unmanaged.passUnretained(holder).toOpaque()), ordering: .releasing)

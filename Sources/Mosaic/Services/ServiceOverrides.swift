@@ -1,4 +1,4 @@
-internal import Synchronization
+public import Synchronization
 
 /// Replacements for services within one task tree, for tests: parallel tests never see each other's.
 ///
@@ -30,9 +30,9 @@ public struct ServiceOverrides: Sendable {
     @TaskLocal @usableFromInline static var current: ServiceOverrides?
 
     /// How many override scopes are open in the whole process; while zero, resolution skips the task-local lookup.
-    private static let openScopes = Atomic<Int>(0)
+    @usableFromInline static let openScopes = Atomic<Int>(0)
 
-    @usableFromInline
+    @inlinable
     static var areActive: Bool { openScopes.load(ordering: .relaxed) > 0 }
 
     static func withScope<R>(_ overrides: ServiceOverrides, operation: () async throws -> R) async rethrows -> R {

@@ -32,6 +32,7 @@ public struct ServiceRegistrar: Sendable {
     public init() {}
 
     /// Provides `type` in `scope`, built by `factory` from the services its parameters name.
+    @inlinable
     public mutating func register<T: Sendable, each Dependency: Sendable>(
         _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
@@ -40,6 +41,7 @@ public struct ServiceRegistrar: Sendable {
     }
 
     /// Provides `type` in `scope`, built by `factory`, or by `preview` when the kernel runs in preview mode.
+    @inlinable
     public mutating func register<T: Sendable, each Dependency: Sendable>(
         _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T,
@@ -51,6 +53,7 @@ public struct ServiceRegistrar: Sendable {
     }
 
     /// Provides one shared instance of `type`, built on first use.
+    @inlinable
     public mutating func singleton<T: Sendable, each Dependency: Sendable>(
         _ type: T.Type, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
@@ -59,6 +62,7 @@ public struct ServiceRegistrar: Sendable {
     }
 
     /// Provides one shared instance of `type`, with a stand-in for preview mode.
+    @inlinable
     public mutating func singleton<T: Sendable, each Dependency: Sendable>(
         _ type: T.Type, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T,
@@ -68,6 +72,7 @@ public struct ServiceRegistrar: Sendable {
     }
 
     /// Provides a new instance of `type` for each resolution.
+    @inlinable
     public mutating func transient<T: Sendable, each Dependency: Sendable>(
         _ type: T.Type, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
@@ -76,6 +81,7 @@ public struct ServiceRegistrar: Sendable {
     }
 
     /// Provides an instance of `type` kept until the kernel's `resetCached()`.
+    @inlinable
     public mutating func cached<T: Sendable, each Dependency: Sendable>(
         _ type: T.Type, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
@@ -83,20 +89,23 @@ public struct ServiceRegistrar: Sendable {
         register(type, scope: .cached, rank: rank, factory: factory)
     }
 
-    /// A factory of the kernel's shape: resolve each parameter from the table, in order, then call.
-    private static func erase<T: Sendable, each Dependency: Sendable>(
+    /// A factory of the kernel's shape (inlined where the module registers, so the closure is concrete code): resolve each parameter from the table, in order, then call.
+    @inlinable
+    static func erase<T: Sendable, each Dependency: Sendable>(
         _ factory: @escaping @Sendable (repeat each Dependency) throws -> T
     ) -> @Sendable (ServiceTable) throws -> T {
         { table in try factory(repeat try table.dependency((each Dependency).self)) }
     }
 
-    private func keys<each Dependency>(_ types: repeat (each Dependency).Type) -> [ServiceKey] {
+    @inlinable
+    func keys<each Dependency>(_ types: repeat (each Dependency).Type) -> [ServiceKey] {
         var keys: [ServiceKey] = []
         for type in repeat each types { keys.append(ServiceKey(type)) }
         return keys
     }
 
-    private mutating func add<T: Sendable>(
+    @usableFromInline
+    mutating func add<T: Sendable>(
         _ type: T.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [ServiceKey],
         live: @escaping @Sendable (ServiceTable) throws -> T, preview: (@Sendable (ServiceTable) throws -> T)?
     ) {

@@ -5,7 +5,9 @@
 @usableFromInline
 package final class ServiceTable: Sendable {
     @usableFromInline let keys: [UInt]
-    @usableFromInline let boxes: [AnyServiceBox?]
+    /// The boxes by slot, unretained: `owners` keeps them alive, and lookups then cost no reference counting.
+    @usableFromInline let slots: [Unmanaged<AnyServiceBox>?]
+    private let owners: [AnyServiceBox]
     @usableFromInline let shift: Int
 
     /// A table of `boxes`, each under its key; a later box with the same key replaces an earlier one.
@@ -13,40 +15,50 @@ package final class ServiceTable: Sendable {
         var bits = 3
         while (1 << bits) < entries.count * 2 { bits += 1 }
         var keys = [UInt](repeating: 0, count: 1 << bits)
-        var boxes = [AnyServiceBox?](repeating: nil, count: 1 << bits)
+        var slots = [Unmanaged<AnyServiceBox>?](repeating: nil, count: 1 << bits)
         let shift = UInt.bitWidth - bits
         for box in entries {
             let key = UInt(bitPattern: box.key.id)
             var slot = Self.slot(for: key, shift: shift)
             while keys[slot] != 0, keys[slot] != key { slot = (slot + 1) & (keys.count - 1) }
             keys[slot] = key
-            boxes[slot] = box
+            slots[slot] = Unmanaged.passUnretained(box)
         }
         self.keys = keys
-        self.boxes = boxes
+        self.slots = slots
+        self.owners = entries
         self.shift = shift
     }
 
     /// Every box, in no particular order.
-    package var all: [AnyServiceBox] { boxes.compactMap { $0 } }
+    package var all: [AnyServiceBox] { owners }
 
     @inlinable
     static func slot(for key: UInt, shift: Int) -> Int {
         Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> UInt(shift))
     }
 
-    /// The box registered for `id`, if any.
+    /// The box registered for `id`, if any, unretained: valid while this table lives.
     @inlinable
-    package func box(for id: ObjectIdentifier) -> AnyServiceBox? {
+    package func box(for id: ObjectIdentifier) -> Unmanaged<AnyServiceBox>? {
         let key = UInt(bitPattern: id)
         let mask = keys.count - 1
         var slot = Self.slot(for: key, shift: shift)
         while true {
             let found = keys[slot]
-            if found == key { return boxes[slot] }
+            if found == key { return slots[slot] }
             if found == 0 { return nil }
             slot = (slot + 1) & mask
         }
+    }
+
+    /// Resolves `type` from the box in `slot` without retaining the box.
+    @inlinable
+    package func resolve<T: Sendable>(_ box: Unmanaged<AnyServiceBox>, as type: T.Type) throws(ServiceError) -> T {
+        // The common case, a built instance, reads the box without retaining it; anything else takes the long way.
+        let address = box._withUnsafeGuaranteedRef { $0.builtAddress() }
+        if address != 0 { return ServiceBox<T>.value(at: address) }
+        return try unsafeDowncast(box.takeUnretainedValue(), to: ServiceBox<T>.self).get(from: self)
     }
 
     /// Resolves a dependency of a factory: declared and validated at boot, so no visibility check.
@@ -58,6 +70,6 @@ package final class ServiceTable: Sendable {
                 .noProvider, service: String(describing: type),
                 message: "nothing provides \(type); register a provider for it.")
         }
-        return try unsafeDowncast(box, to: ServiceBox<T>.self).get(from: self)
+        return try resolve(box, as: type)
     }
 }

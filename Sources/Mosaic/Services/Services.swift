@@ -24,7 +24,7 @@ public struct Services: Sendable {
     public func resolve<T: Sendable>(_ type: T.Type = T.self) throws(ServiceError) -> T {
         if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
-        return try unsafeDowncast(box, to: ServiceBox<T>.self).get(from: all)
+        return try all.resolve(box, as: type)
     }
 
     @usableFromInline

@@ -44,7 +44,7 @@ struct ServiceRuntime {
             guard !provided[index].isEmpty || !used.isEmpty else {
                 return Services(module: graph.nodes[index].id, visible: hostOnly, all: all)
             }
-            let usedBoxes = used.compactMap { all.box(for: $0.id) }
+            let usedBoxes = used.compactMap { all.box(for: $0.id)?.takeUnretainedValue() }
             return Services(
                 module: graph.nodes[index].id, visible: ServiceTable(hostBoxes + usedBoxes + provided[index]), all: all)
         }
