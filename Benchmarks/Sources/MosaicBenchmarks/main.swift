@@ -30,6 +30,9 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
 } else if CommandLine.arguments.dropFirst().first == "profile-singleton" {
     let services = try await mosaicServices()
     for _ in 0..<50_000_000 { consume(try services.resolve((any Shared).self)) }
+} else if CommandLine.arguments.dropFirst().first == "profile-root" {
+    let services = try await mosaicServices()
+    for _ in 0..<10_000_000 { consume(try services.resolve(Root.self)) }
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {
