@@ -2,9 +2,10 @@ public import Synchronization
 
 /// Where one registered service lives at run time: its factory, its scope, whether its module is active, and its
 /// instance once built. The kernel makes one per registration; ``Services`` reads them without a lock.
+// SAFETY: every stored property here is immutable or atomic (`@unchecked` only because the class is open to its
+// one subclass, which argues its own state below).
 @usableFromInline
 package class AnyServiceBox: @unchecked Sendable {
-    // SAFETY: every stored property here is immutable or atomic; subclasses argue their own state.
     @usableFromInline package let key: ServiceKey
     @usableFromInline package let scope: ServiceScope
     @usableFromInline package let provider: ModuleID
@@ -48,12 +49,13 @@ package class AnyServiceBox: @unchecked Sendable {
 }
 
 /// The box of a service of type `T`.
+//
+// Holders are immutable and `holders` keeps every one alive until the box is deinitialized; `published` and
+// `holders` change only inside `holders`' lock, and a holder is fully built before its address is stored with
+// release ordering, which readers load with acquire ordering. `factory` is an immutable `@Sendable` closure.
+// SAFETY: hence a reader that loads a non-zero `published` always dereferences a live, fully built, immutable holder.
 @usableFromInline
 package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable {
-    // SAFETY: `published` holds 0 or the address of a `Holder` that `holders` keeps alive until this box is
-    // deinitialized, so a reader that loads a non-zero address always finds a live holder; holders are immutable.
-    // `published` and `holders` change only inside `holders`' lock, and a holder is fully built before its
-    // address is stored with release ordering, which readers load with acquire ordering.
     private let holders = Mutex<[Holder<T>]>([])
     private let factory: @Sendable (ServiceTable) throws -> T
 
