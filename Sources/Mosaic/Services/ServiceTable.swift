@@ -30,9 +30,6 @@ package final class ServiceTable: Sendable {
         self.shift = shift
     }
 
-    /// Every box, in no particular order.
-    package var all: [AnyServiceBox] { owners }
-
     @inlinable
     static func slot(for key: UInt, shift: Int) -> Int {
         Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> UInt(shift))

@@ -68,7 +68,8 @@ public struct ModuleCatalog: Sendable {
         entries.append(Entry(factory: factory, origin: origin))
     }
 
-    private static func factory(for module: any Module.Type) -> ModuleFactory {
+    /// The factory of a module type known only as an existential.
+    static func factory(for module: any Module.Type) -> ModuleFactory {
         func open<M: Module>(_ type: M.Type) -> ModuleFactory { ModuleFactory(type) }
         return open(module)
     }

@@ -40,10 +40,7 @@ extension Kernel {
     ///   dependency, a cycle); nothing changes then.
     @discardableResult
     public func install(_ module: any Module.Type) async throws(KernelError) -> ModuleState {
-        var catalog = ModuleCatalog()
-        catalog.add(module)
-        guard let factory = catalog.entries.first?.factory else { return .discovered }
-        return try await install(factory)
+        try await install(ModuleCatalog.factory(for: module))
     }
 
     /// Installs the module `factory` makes; see ``install(_:)-(any Module.Type)``.

@@ -5,7 +5,7 @@ public import Mosaic
 /// the state the graph and the host's policy call for as both change.
 ///
 /// ```swift
-/// let kernel = Kernel(modules: AppManifest.modules, host: HostEnvironment(version: "2.3.0"),
+/// let kernel = Kernel(modules: [LocationModule.self, WeatherModule.self], host: HostEnvironment(version: "2.3.0"),
 ///                     entitlements: .granted(["weather", "sports"]))
 /// let report = try await kernel.boot()
 /// print(report.table)

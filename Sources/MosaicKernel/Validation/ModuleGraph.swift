@@ -7,7 +7,7 @@ public import Mosaic
 /// to learn everything wrong with a set of modules at once:
 ///
 /// ```swift
-/// let graph = ModuleGraph(catalog: ModuleCatalog(modules: AppManifest.all), host: host)
+/// let graph = ModuleGraph(catalog: ModuleCatalog(groups: AppManifest.groups), host: host)
 /// #expect(graph.diagnostics.filter(atLeast: .error).isEmpty)
 /// ```
 public struct ModuleGraph: Sendable {
