@@ -125,6 +125,14 @@ func runServiceBenchmark() async throws {
             nanoseconds { consume(swinject.resolve((any Shared).self)!) },
         ])
     line(
+        "singleton, borrowed",
+        [
+            nanoseconds { consume(holder.value) },
+            try nanoseconds { consume(try mosaic.withService((any Shared).self) { $0.value }) },
+            nanoseconds { consume(Dependency(SharedKey.self).wrappedValue.value) },
+            nanoseconds { consume(swinject.resolve((any Shared).self)!.value) },
+        ])
+    line(
         "transient",
         [
             nanoseconds { consume(A() as any LeafA) },
@@ -151,6 +159,7 @@ func runServiceBenchmark() async throws {
     for (name, resolve) in [
         ("direct", { @Sendable in consume(shared) }),
         ("Mosaic", { @Sendable in consume(try? mosaic.resolve((any Shared).self)) }),
+        ("Mosaic, borrowed", { @Sendable in consume(try? mosaic.withService((any Shared).self) { $0.value }) }),
     ] as [(String, @Sendable () -> Void)] {
         let one = nanosecondsInParallel(threads: 1, resolve)
         let two = nanosecondsInParallel(threads: 2, resolve)

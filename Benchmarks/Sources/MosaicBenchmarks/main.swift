@@ -33,6 +33,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
 } else if CommandLine.arguments.dropFirst().first == "profile-root" {
     let services = try await mosaicServices()
     for _ in 0..<10_000_000 { consume(try services.resolve(Root.self)) }
+} else if CommandLine.arguments.dropFirst().first == "profile-many" {
+    for _ in 0..<300 { _ = try await registerAndResolveMany("mosaic") }
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {

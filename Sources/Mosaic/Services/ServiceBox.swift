@@ -85,6 +85,13 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
             ._withUnsafeGuaranteedRef { $0.value }
     }
 
+    /// Runs `body` with the value of the holder at `address`, retaining neither the holder nor the value.
+    @inlinable
+    package static func withValue<R>(at address: UInt, _ body: (T) -> R) -> R {
+        Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
+            ._withUnsafeGuaranteedRef { body($0.value) }
+    }
+
     /// Builds the instance once, under the lock; inside `withOverrides` it is built fresh and not kept, so a test's
     /// mocks never leak into the kernel's singletons.
     @usableFromInline

@@ -16,6 +16,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         public static let factoryFailed = Code(rawValue: "factory-failed")
         /// The registration is a placeholder that the app was meant to replace.
         public static let unimplemented = Code(rawValue: "unimplemented")
+        /// An `@Injected` value was created outside any module's code, so it has no services to resolve from.
+        public static let outsideModule = Code(rawValue: "outside-module")
     }
 
     /// The kind of failure.

@@ -27,6 +27,17 @@ public struct Services: Sendable {
         return try all.resolve(box, as: type)
     }
 
+    /// Runs `body` with the service, borrowed rather than returned: a built singleton is then read without touching
+    /// its reference count, so threads sharing one singleton do not contend on it.
+    @inlinable
+    public func withService<T: Sendable, R>(_ type: T.Type, _ body: (T) -> R) throws(ServiceError) -> R {
+        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return body(value) }
+        guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
+        let address = box._withUnsafeGuaranteedRef { $0.builtAddress() }
+        if address != 0 { return ServiceBox<T>.withValue(at: address, body) }
+        return body(try all.resolve(box, as: type))
+    }
+
     @usableFromInline
     func undeclared(_ type: any Any.Type) -> ServiceError {
         let name = String(describing: type)

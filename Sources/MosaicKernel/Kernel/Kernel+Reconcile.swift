@@ -73,9 +73,11 @@ extension Kernel {
             services: serviceRuntime.views[index], standard: standard)
         let make = graph.nodes[index].entry.factory.make
         return {
-            let module = make()
-            try await module.activate(context)
-            return module
+            try await context.services.inject {
+                let module = make()
+                try await module.activate(context)
+                return module
+            }
         }
     }
 
@@ -124,8 +126,9 @@ extension Kernel {
             finishDeactivation(index, Outcome(result: .finished(nil), duration: .zero))
             return nil
         }
+        let services = serviceRuntime.views[index]
         return {
-            await module.deactivate()
+            await services.inject { await module.deactivate() }
             return nil
         }
     }

@@ -31,6 +31,10 @@ public struct LocationModule: Module {
         id: "com.ghost.location", version: "1.2.0",
         compatibility: Compatibility(features: ["location"]))
     public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.services.singleton((any LocationService).self) { FixedLocation() }
+    }
 }
 
 /// Counts what people use; contributes a sidebar item in a later version.
@@ -46,6 +50,12 @@ public struct WeatherModule: Module {
         requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
         entitlements: ["weather"])
     public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.services.singleton((any ForecastService).self) { (location: any LocationService) in
+            SampleForecasts(location: location)
+        }
+    }
 
     public func activate(_ context: ActivationContext) async throws {
         context.logger.debug("weather ready")
@@ -76,5 +86,16 @@ public struct DashboardModule: Module {
             .module("com.ghost.sports", from: "1.0.0", optional: true),
             .module("com.ghost.art", optional: true),
         ])
+    @Injected var forecasts: any ForecastService
+    @Injected var location: any LocationService
     public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.services.use((any ForecastService).self)
+        module.services.use((any LocationService).self)
+    }
+
+    public func activate(_ context: ActivationContext) async throws {
+        context.logger.notice("dashboard ready", metadata: ["headline": "\(forecasts.headline(for: location.city))"])
+    }
 }

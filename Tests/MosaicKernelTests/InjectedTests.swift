@@ -1,0 +1,86 @@
+import Mosaic
+import MosaicKernel
+import Synchronization
+import Testing
+
+/// What `ForecastReader` saw, per test run.
+let forecastsSeen = Mutex<[String: String]>([:])
+
+/// A module that injects a service into a stored property and reads it when activated and deactivated.
+struct ForecastReader: Module {
+    static let manifest = Manifest(id: "com.app.reader", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) { module.services.use((any Forecast).self) }
+
+    @Injected var forecast: any Forecast
+
+    func activate(_ context: ActivationContext) async throws {
+        forecastsSeen.withLock { $0["activate"] = forecast.text }
+    }
+
+    func deactivate() async {
+        forecastsSeen.withLock { $0["deactivate"] = forecast.text }
+    }
+}
+
+@Suite(.serialized) struct InjectedTests {
+    @Test("@Injected in a module resolves from that module's services, in activate and deactivate")
+    func injectedInModule() async throws {
+        forecastsSeen.withLock { $0 = [:] }
+        let kernel = makeKernel([
+            ModuleFactory(ForecastReader.self),
+            serviceModule("com.app.weather") { $0.services.singleton((any Forecast).self) { PreviewForecast() } },
+        ])
+        let report = try await kernel.boot()
+        #expect(report.count("active") == 2)
+        await kernel.shutdown()
+        #expect(forecastsSeen.withLock { $0 } == ["activate": "preview", "deactivate": "preview"])
+    }
+
+    @Test("@Injected created outside module code says so, and a test override still reaches it")
+    func injectedOutsideModule() async throws {
+        struct Screen { @Injected var forecast: any Forecast }
+        let screen = Screen()
+        let error = #expect(throws: ServiceError.self) { try screen.$forecast.resolve() }
+        #expect(error?.code == .outsideModule)
+        #expect(error?.message.contains("withOverrides") == true)
+        await withOverrides { $0.override((any Forecast).self) { ClockForecast(clock: FixedClock(now: 9)) } } operation: {
+            #expect(screen.forecast.text == "sunny at 9")
+        }
+    }
+
+    @Test("@Injected respects least privilege: an undeclared service fails with the registration to add")
+    func injectedUndeclared() async throws {
+        let outcome = Mutex<ServiceError?>(nil)
+        struct Nosy { @Injected var clock: any Clock }
+        let kernel = makeKernel([
+            serviceModule("com.app.time") { $0.services.singleton((any Clock).self) { FixedClock() } },
+            serviceModule(
+                "com.app.nosy", requires: [.module("com.app.time")],
+                onActivate: { _ in
+                    do { _ = try Nosy().$clock.resolve() } catch { outcome.withLock { $0 = error as? ServiceError } }
+                }
+            ) { _ in },
+        ])
+        try await kernel.boot()
+        #expect(outcome.withLock { $0 }?.code == .notDeclared)
+    }
+
+    @Test("withService lends the singleton resolve returns, and sees overrides and missing declarations")
+    func borrowed() async throws {
+        let kernel = makeKernel([
+            serviceModule("com.app.weather") { $0.services.singleton((any Forecast).self) { PreviewForecast() } },
+            serviceModule("com.app.time") { $0.services.singleton((any Clock).self) { FixedClock(now: 3) } },
+        ])
+        try await kernel.boot()
+        let services = await kernel.services(for: "com.app.weather")
+        #expect(try services?.withService((any Forecast).self) { $0.text } == "preview")
+        let error = #expect(throws: ServiceError.self) { try services?.withService((any Clock).self) { $0.now } }
+        #expect(error?.code == .notDeclared)
+        let overridden = try await withOverrides {
+            $0.override((any Forecast).self) { ClockForecast(clock: FixedClock()) }
+        } operation: {
+            try services?.withService((any Forecast).self) { $0.text }
+        }
+        #expect(overridden == "sunny at 42")
+    }
+}
