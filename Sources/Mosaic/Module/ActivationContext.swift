@@ -14,11 +14,13 @@ public struct ActivationContext: Sendable {
     public let services: Services
     /// The host's standard, when it has one.
     public let standard: (any Standard)?
+    /// Every module's contributions to the host's extension points, for a module that gathers them.
+    public let contributions: Contributions
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     public init(
         id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
-        standard: (any Standard)? = nil
+        standard: (any Standard)? = nil, contributions: Contributions = Contributions()
     ) {
         self.id = id
         self.version = version
@@ -26,6 +28,7 @@ public struct ActivationContext: Sendable {
         self.logger = logger
         self.services = services
         self.standard = standard
+        self.contributions = contributions
     }
 
     /// The host's standard as `type`, or `nil` when there is none or it does not conform; a module that declared

@@ -126,13 +126,3 @@ public struct ServiceRegistrar: Sendable {
         if !used.contains(key) { used.append(key) }
     }
 }
-
-/// Everything a module declares before it runs. Later issues add contributions, deeplinks and lifecycle work.
-public struct ModuleRegistrar: Sendable {
-    /// The services the module provides and uses.
-    public var services = ServiceRegistrar()
-    /// What the module demands of the host's standard.
-    public internal(set) var standardRequirements: [StandardRequirement] = []
-
-    public init() {}
-}

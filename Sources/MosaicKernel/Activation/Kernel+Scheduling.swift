@@ -1,8 +1,8 @@
 internal import Mosaic
 
 extension Kernel {
-    /// Runs the activation or deactivation of each module at `positions`, each once those it waits on are done
-    /// (its dependencies when activating, its dependents when deactivating), at most
+    /// Runs the activation, deactivation, phase participants or event listeners of each module at `positions`,
+    /// each once those it waits on are done (its dependents when deactivating, else its dependencies), at most
     /// ``KernelOptions/maximumConcurrentActivations`` at a time, each within its time limit.
     ///
     /// Each job runs in its own task and reports back to the actor directly, so a finished job readies the next
@@ -16,9 +16,8 @@ extension Kernel {
         let nodes = graph.nodes
         let schedule = Schedule(
             run: runCount, kind: kind,
-            timeLimit: kind == .activation ? options.activationTimeLimit : options.deactivationTimeLimit,
-            positions: positions, size: nodes.count,
-            waitsOn: { kind == .activation ? nodes[$0].dependencies : nodes[$0].dependents })
+            timeLimit: timeLimit(of: kind), positions: positions, size: nodes.count,
+            waitsOn: { kind == .deactivation ? nodes[$0].dependents : nodes[$0].dependencies })
         self.schedule = schedule
         await withCheckedContinuation { continuation in
             schedule.completion = continuation
@@ -58,7 +57,7 @@ extension Kernel {
     /// nothing remains.
     private func advance(_ schedule: Schedule) {
         while schedule.running.count < options.maximumConcurrentActivations, let index = schedule.nextReady() {
-            let job = schedule.kind == .activation ? startActivation(index) : startDeactivation(index)
+            let job = start(index, schedule.kind)
             guard let job else {
                 schedule.done(index)
                 continue
@@ -76,10 +75,29 @@ extension Kernel {
         }
     }
 
+    private func timeLimit(of kind: Schedule.Kind) -> Duration {
+        switch kind {
+        case .activation: options.activationTimeLimit
+        case .deactivation: options.deactivationTimeLimit
+        case .phase, .event: options.participantTimeLimit
+        }
+    }
+
+    private func start(_ index: Int, _ kind: Schedule.Kind) -> ModuleJob? {
+        switch kind {
+        case .activation: startActivation(index)
+        case .deactivation: startDeactivation(index)
+        case .phase(let phase): startParticipants(index, phase)
+        case .event(let event): startListeners(index, event)
+        }
+    }
+
     private func finish(_ index: Int, _ outcome: Outcome, _ kind: Schedule.Kind) {
         switch kind {
         case .activation: finishActivation(index, outcome)
         case .deactivation: finishDeactivation(index, outcome)
+        case .phase(let phase): finishDispatch(index, outcome, phase: phase)
+        case .event: finishDispatch(index, outcome, phase: nil)
         }
     }
 

@@ -19,7 +19,14 @@ struct Outcome: Sendable {
 /// The bookkeeping of one run of jobs in dependency order. It lives on the kernel's actor and is touched only
 /// there, so it needs no lock of its own.
 final class Schedule {
-    enum Kind { case activation, deactivation }
+    enum Kind: Equatable {
+        case activation
+        case deactivation
+        /// Running the participants of a lifecycle phase.
+        case phase(LifecyclePhase)
+        /// Delivering a host event to its listeners.
+        case event(HostEvent)
+    }
 
     /// Distinguishes this run from earlier ones, whose late timers must be ignored.
     let run: Int

@@ -6,6 +6,7 @@ extension Kernel {
     /// (dependents first), marks what is failed or blocked with its reason, and starts what may run (dependencies
     /// first). Boot, grant, revoke, install and uninstall all end here.
     func reconcile() async {
+        contributionStore.setGranted(policy.granted)
         var verdicts = authorize()
         await deactivate(records.indices.filter { records[$0].isActive && !verdicts[$0].isRun })
         settle(verdicts)
@@ -70,7 +71,7 @@ extension Kernel {
         for box in serviceRuntime.provided[index] { box.activate() }
         let context = ActivationContext(
             id: manifest.id, version: manifest.version, host: host, logger: Logger(label: manifest.id.rawValue),
-            services: serviceRuntime.views[index], standard: standard)
+            services: serviceRuntime.views[index], standard: standard, contributions: Contributions(contributionStore))
         let make = graph.nodes[index].entry.factory.make
         return {
             try await context.services.inject {
@@ -87,6 +88,8 @@ extension Kernel {
         case .finished(let module):
             records[index].instance = module
             records[index].activationTime = outcome.duration
+            let services = serviceRuntime.views[index]
+            contributionStore.add(id, graph.nodes[index].contributions.map { ($0, $0.bind(id, services)) })
             move(index) { lifecycle in
                 guard case .authorized(let authorized) = lifecycle else { return nil }
                 return .active(authorized.activate())
@@ -122,6 +125,7 @@ extension Kernel {
     /// The job that deactivates the module at `index`; `nil` (after marking it deactivated) when there is no
     /// instance to call.
     func startDeactivation(_ index: Int) -> ModuleJob? {
+        contributionStore.remove(graph.nodes[index].id)
         guard let module = records[index].instance else {
             finishDeactivation(index, Outcome(result: .finished(nil), duration: .zero))
             return nil

@@ -26,6 +26,8 @@ public actor Kernel {
         var lifecycle: Lifecycle = .start
         var instance: (any Module)?
         var activationTime: Duration?
+        /// How long the module's participants took in the last run of each phase.
+        var phaseTimes: [LifecyclePhase: Duration] = [:]
         /// Whether ``lifecycle`` is active, kept beside it so hot loops need not inspect the enum.
         var isActive = false
     }
@@ -41,6 +43,10 @@ public actor Kernel {
     let hostServices: ServiceRegistrar
     let standard: (any Standard)?
     var serviceRuntime: ServiceRuntime
+    /// The extension points the host declares beyond the standard ones.
+    let extensionPoints: [AnyExtensionPoint]
+    /// What active modules contribute, mediated per point.
+    let contributionStore: ContributionStore
     /// One record per module, at the module's position in ``graph``.
     var records: [Record] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
@@ -49,6 +55,8 @@ public actor Kernel {
     var leaving: Set<ModuleID> = []
     var authorizationDiagnostics: [Diagnostic] = []
     var runtimeDiagnostics: [Diagnostic] = []
+    /// The parts of the phase or event being dispatched, as they finish.
+    var dispatchEntries: [DispatchReport.Entry] = []
     private var bootDuration: Duration = .zero
     private let changes = StateBroadcaster()
     /// The jobs under way, while ``runInDependencyOrder(_:kind:)`` runs.
@@ -66,6 +74,7 @@ public actor Kernel {
         entitlements: EntitlementPolicy = .none,
         services: ServiceRegistrar = ServiceRegistrar(),
         standard: (any Standard)? = nil,
+        extensionPoints: [AnyExtensionPoint] = [],
         options: KernelOptions = KernelOptions(),
         logger: Logger = Logger(label: "mosaic.kernel")
     ) {
@@ -74,10 +83,13 @@ public actor Kernel {
         self.policy = entitlements
         self.hostServices = services
         self.standard = standard
+        self.extensionPoints = extensionPoints
         self.options = options
         self.logger = logger
-        self.graph = ModuleGraph(catalog: catalog, host: host, services: services, standard: standard)
+        self.graph = ModuleGraph(
+            catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         self.serviceRuntime = ServiceRuntime(graph: graph, preview: options.preview)
+        self.contributionStore = ContributionStore(points: graph.points.values)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
     }
 
@@ -88,21 +100,24 @@ public actor Kernel {
         entitlements: EntitlementPolicy = .none,
         services: ServiceRegistrar = ServiceRegistrar(),
         standard: (any Standard)? = nil,
+        extensionPoints: [AnyExtensionPoint] = [],
         options: KernelOptions = KernelOptions(),
         logger: Logger = Logger(label: "mosaic.kernel")
     ) {
         self.init(
             catalog: ModuleCatalog(modules: modules), host: host, entitlements: entitlements, services: services,
-            standard: standard, options: options, logger: logger)
+            standard: standard, extensionPoints: extensionPoints, options: options, logger: logger)
     }
 
     /// Every problem with `catalog` on `host` under `entitlements`, found without running any module code: what
     /// ``boot()`` would report before activating anything. For unit tests and command-line checks.
     public static func validate(
         _ catalog: ModuleCatalog, host: HostEnvironment, entitlements: EntitlementPolicy = .none,
-        services: ServiceRegistrar = ServiceRegistrar(), standard: (any Standard)? = nil
+        services: ServiceRegistrar = ServiceRegistrar(), standard: (any Standard)? = nil,
+        extensionPoints: [AnyExtensionPoint] = []
     ) -> [Diagnostic] {
-        let graph = ModuleGraph(catalog: catalog, host: host, services: services, standard: standard)
+        let graph = ModuleGraph(
+            catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         return graph.diagnostics + graph.authorize(entitlements).diagnostics
     }
 
@@ -137,6 +152,7 @@ public actor Kernel {
             await deactivate(records.indices.filter { records[$0].isActive })
             logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
             changes.finish()
+            contributionStore.finish()
         }
     }
 
@@ -166,7 +182,7 @@ public actor Kernel {
             BootReport.Entry(
                 id: graph.nodes[index].manifest.id, version: graph.nodes[index].manifest.version,
                 origin: graph.nodes[index].entry.origin, state: records[index].lifecycle.state,
-                activationTime: records[index].activationTime)
+                activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes)
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
     }
@@ -212,7 +228,8 @@ public actor Kernel {
 
     /// The graph `catalog` would make with this kernel's host, services and standard.
     func makeGraph(_ catalog: ModuleCatalog) -> ModuleGraph {
-        ModuleGraph(catalog: catalog, host: host, services: hostServices, standard: standard)
+        ModuleGraph(
+            catalog: catalog, host: host, services: hostServices, standard: standard, extensionPoints: extensionPoints)
     }
 
     /// Replaces the graph after the catalog changed, keeping each remaining module's record and built services.

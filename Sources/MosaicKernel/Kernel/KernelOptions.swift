@@ -4,6 +4,9 @@ public struct KernelOptions: Sendable {
     public var activationTimeLimit: Duration
     /// How long a module's `deactivate` may take before the kernel stops waiting for it.
     public var deactivationTimeLimit: Duration
+    /// How long one module's participants in a phase, or its listeners for a host event, may take before the
+    /// kernel reports them timed out and goes on without them.
+    public var participantTimeLimit: Duration
     /// How many modules may activate (or deactivate) at once; at least 1.
     public var maximumConcurrentActivations: Int
     /// Whether services use their preview factories, where they have one (for design-time hosts and demos).
@@ -13,12 +16,14 @@ public struct KernelOptions: Sendable {
     public init(
         activationTimeLimit: Duration = .seconds(10),
         deactivationTimeLimit: Duration = .seconds(10),
+        participantTimeLimit: Duration = .seconds(10),
         maximumConcurrentActivations: Int = 8,
         preview: Bool = false
     ) {
         self.preview = preview
         self.activationTimeLimit = activationTimeLimit
         self.deactivationTimeLimit = deactivationTimeLimit
+        self.participantTimeLimit = participantTimeLimit
         self.maximumConcurrentActivations = max(1, maximumConcurrentActivations)
     }
 }

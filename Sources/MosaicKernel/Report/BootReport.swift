@@ -16,6 +16,8 @@ public struct BootReport: Sendable {
         public let state: ModuleState
         /// How long its last `activate` ran, when it ran.
         public let activationTime: Duration?
+        /// How long its participants took in the last run of each lifecycle phase.
+        public let phaseTimes: [LifecyclePhase: Duration]
     }
 
     /// The modules, in catalog order.

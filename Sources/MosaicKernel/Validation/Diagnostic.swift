@@ -155,6 +155,16 @@ extension Diagnostic {
         /// The host's standard does not meet a module's requirement.
         public static let standardMismatch: Code = "service.standard-mismatch"
 
+        // Contributions
+        /// A module contributes to a point the host does not declare; the contribution is ignored.
+        public static let unknownExtensionPoint: Code = "contribution.unknown-point"
+        /// A contribution's content is not the type its point takes.
+        public static let contentTypeMismatch: Code = "contribution.content-type"
+        /// Two contributions to one point share an identifier.
+        public static let duplicateContribution: Code = "contribution.duplicate-id"
+        /// A point has more or fewer contributions than its cardinality allows.
+        public static let cardinalityViolated: Code = "contribution.cardinality"
+
         // Authorization
         /// A module needs an entitlement the host has not granted.
         public static let missingEntitlement: Code = "authorization.missing-entitlement"
@@ -166,6 +176,12 @@ extension Diagnostic {
         public static let activationTimedOut: Code = "activation.timed-out"
         /// A module's `deactivate` did not finish within the time limit.
         public static let deactivationTimedOut: Code = "deactivation.timed-out"
+        /// A module's lifecycle-phase participant threw.
+        public static let participantFailed: Code = "phase.participant-failed"
+        /// A module's lifecycle-phase participant did not finish within the time limit.
+        public static let participantTimedOut: Code = "phase.participant-timed-out"
+        /// A module's host-event listener threw or did not finish within the time limit.
+        public static let listenerFailed: Code = "host-event.listener-failed"
     }
 }
 

@@ -32,6 +32,8 @@ public struct ModuleGraph: Sendable {
         var optional: [Int] = []
         /// Modules that depend on this one (required or optional).
         var dependents: [Int] = []
+        /// The module's contributions that validation accepted.
+        var contributions: [ContributionDeclaration] = []
 
         /// Every dependency that orders activation.
         var dependencies: [Int] { required + optional }
@@ -51,15 +53,18 @@ public struct ModuleGraph: Sendable {
     var serviceProviders: [ServiceKey: ServiceProvider] = [:]
     /// The services in the order they were first registered (host first), for stable diagnostics.
     var serviceOrder: [ServiceKey] = []
+    /// The host's extension points by identifier.
+    var points: [String: AnyExtensionPoint] = [:]
     /// ``activationOrder`` cut into levels: a module's level is one more than its deepest dependency's, so the
     /// modules of one level do not depend on each other and may activate together.
     public internal(set) var levels: [[ModuleID]] = []
 
     /// Validates `catalog` against `host`, its services against those `services` (the host's) provides and the
-    /// host's `standard`, collecting every problem.
+    /// host's `standard`, its contributions against the standard extension points and `extensionPoints`,
+    /// collecting every problem.
     public init(
         catalog: ModuleCatalog, host: HostEnvironment, services: ServiceRegistrar = ServiceRegistrar(),
-        standard: (any Standard)? = nil
+        standard: (any Standard)? = nil, extensionPoints: [AnyExtensionPoint] = []
     ) {
         self.host = host
         self.diagnostics = catalog.diagnostics
@@ -67,6 +72,7 @@ public struct ModuleGraph: Sendable {
         for index in nodes.indices { checkModule(index) }
         resolveDependencies()
         resolveServices(host: services, standard: standard)
+        checkContributions(points: AnyExtensionPoint.standard + extensionPoints)
         findCycles()
         plan()
     }

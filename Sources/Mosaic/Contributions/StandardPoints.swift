@@ -1,0 +1,81 @@
+/// Content for panels (dashboard cards, widgets, settings pages, inspectors, the main view): a few blocks of
+/// UI-agnostic content. A host turns them into its own views: HTML in the web host, SwiftUI views on Apple platforms.
+public struct Panel: Sendable, Hashable {
+    public var blocks: [Block]
+
+    public init(_ blocks: Block...) { self.blocks = blocks }
+    public init(blocks: [Block]) { self.blocks = blocks }
+}
+
+/// One piece of a ``Panel``. Text is plain text: hosts escape it; modules never write markup.
+public indirect enum Block: Sendable, Hashable {
+    case heading(String)
+    case text(String)
+    /// Label–value pairs, such as "Wind: 12 km/h".
+    case facts([Fact])
+    case list([String])
+    /// A link to a deeplink or a path of the host.
+    case link(title: String, target: String)
+    /// An image by URL or path, with its text alternative.
+    case image(source: String, alternative: String)
+    /// Blocks that belong together.
+    case group([Block])
+}
+
+/// A label and its value.
+public struct Fact: Sendable, Hashable {
+    public var label: String
+    public var value: String
+
+    public init(_ label: String, _ value: String) {
+        self.label = label
+        self.value = value
+    }
+}
+
+/// Content for navigation points (tabs, sidebar, toolbar, menu): where the item leads. Its title and icon are the
+/// contribution's metadata.
+public struct NavigationItem: Sendable, Hashable {
+    /// A deeplink or a path of the host.
+    public var target: String
+    /// A short badge, such as an unread count.
+    public var badge: String?
+
+    public init(target: String, badge: String? = nil) {
+        self.target = target
+        self.badge = badge
+    }
+}
+
+extension ExtensionPoint where Content == NavigationItem {
+    /// Ghost's tab bar: one tab per feature module.
+    public static var tabs: Self { ExtensionPoint(id: "mosaic.tabs") }
+    /// Forsetti's sidebar.
+    public static var sidebar: Self { ExtensionPoint(id: "mosaic.sidebar") }
+    /// Forsetti's toolbar.
+    public static var toolbar: Self { ExtensionPoint(id: "mosaic.toolbar") }
+    /// Forsetti's menu, ordered by title.
+    public static var menu: Self { ExtensionPoint(id: "mosaic.menu", order: .title) }
+}
+
+extension ExtensionPoint where Content == Panel {
+    /// Forsetti's dashboard.
+    public static var dashboard: Self { ExtensionPoint(id: "mosaic.dashboard") }
+    /// Ghost's dashboard widgets.
+    public static var dashboardWidgets: Self { ExtensionPoint(id: "mosaic.dashboard-widgets") }
+    /// Settings pages, ordered by title.
+    public static var settings: Self { ExtensionPoint(id: "mosaic.settings", order: .title) }
+    /// Forsetti's inspector.
+    public static var inspector: Self { ExtensionPoint(id: "mosaic.inspector") }
+    /// Ghost's main view: one module at most may claim it.
+    public static var mainView: Self { ExtensionPoint(id: "mosaic.main-view", cardinality: .atMostOne) }
+}
+
+extension AnyExtensionPoint {
+    /// The points every kernel declares: Forsetti's and Ghost's.
+    public static let standard: [AnyExtensionPoint] = [
+        ExtensionPoint.tabs.erased, ExtensionPoint.sidebar.erased, ExtensionPoint.toolbar.erased,
+        ExtensionPoint.menu.erased, ExtensionPoint.dashboard.erased, ExtensionPoint.dashboardWidgets.erased,
+        ExtensionPoint.settings.erased, ExtensionPoint.inspector.erased, ExtensionPoint.mainView.erased,
+    ]
+}

@@ -1,0 +1,140 @@
+internal import Mosaic
+internal import Synchronization
+
+/// The mediated contributions of a running kernel: for each extension point, the contributions of active modules
+/// whose entitlement is granted, kept in the point's order.
+///
+/// Each point's typed list is rebuilt when a module comes or goes or the granted entitlements change, so reading a
+/// point costs a lock, a dictionary lookup and a retain of the list: O(1) in the number of contributions.
+/// Observers get the current list, then each new one; each observer buffers only the newest list, so a slow
+/// observer skips lists it had no time for but always ends on the latest, and never holds up the kernel.
+final class ContributionStore: ContributionSource {
+    private struct Entry {
+        let module: ModuleID
+        let keys: ContributionOrder.Keys
+        let entitlement: Entitlement?
+        let contribution: any Sendable
+    }
+
+    private struct Observer {
+        let yield: @Sendable (any Sendable) -> Void
+        let finish: @Sendable () -> Void
+    }
+
+    private struct Point {
+        let declaration: AnyExtensionPoint
+        /// Every contribution of an active module, in the point's order.
+        var entries: [Entry] = []
+        /// The visible contributions as `[Contribution<Content>]`.
+        var list: any Sendable
+        var observers: [Int: Observer] = [:]
+    }
+
+    private struct State {
+        var points: [String: Point] = [:]
+        var granted: Set<Entitlement> = []
+        var nextObserver = 0
+        var finished = false
+    }
+
+    private let state: Mutex<State>
+
+    init(points: some Sequence<AnyExtensionPoint>) {
+        var state = State()
+        for point in points { state.points[point.id] = Point(declaration: point, list: point.makeList([])) }
+        self.state = Mutex(state)
+    }
+
+    func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>] {
+        let list = state.withLock { $0.points[point.id]?.list }
+        return list as? [Contribution<Content>] ?? []
+    }
+
+    func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: [Contribution<Content>].self, bufferingPolicy: .bufferingNewest(1))
+        let observer = Observer(
+            yield: { list in
+                if let typed = list as? [Contribution<Content>] { continuation.yield(typed) }
+            }, finish: { continuation.finish() })
+        let token: Int? = state.withLock { state in
+            guard !state.finished, let current = state.points[point.id] else { return nil }
+            let token = state.nextObserver
+            state.nextObserver += 1
+            state.points[point.id]?.observers[token] = observer
+            observer.yield(current.list)
+            return token
+        }
+        guard let token else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.points[point.id]?.observers.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    /// Adds the contributions `module` made, bound to its services, as it becomes active.
+    func add(_ module: ModuleID, _ contributions: [(ContributionDeclaration, any Sendable)]) {
+        guard !contributions.isEmpty else { return }
+        state.withLock { state in
+            var changed: Set<String> = []
+            for (declaration, contribution) in contributions {
+                let id = declaration.point.id
+                guard let order = state.points[id]?.declaration.order else { continue }
+                let entry = Entry(
+                    module: module, keys: declaration.keys(module: module), entitlement: declaration.entitlement,
+                    contribution: contribution)
+                state.points[id]?.entries.append(entry)
+                state.points[id]?.entries.sort { order.precedes($0.keys, $1.keys) }
+                changed.insert(id)
+            }
+            for id in changed { Self.publish(id, in: &state) }
+        }
+    }
+
+    /// Withdraws everything `module` contributed.
+    func remove(_ module: ModuleID) {
+        state.withLock { state in
+            for id in state.points.keys where state.points[id]?.entries.contains(where: { $0.module == module }) == true {
+                state.points[id]?.entries.removeAll { $0.module == module }
+                Self.publish(id, in: &state)
+            }
+        }
+    }
+
+    /// Shows the contributions whose entitlement is in `granted`, and hides the others.
+    func setGranted(_ granted: Set<Entitlement>) {
+        state.withLock { state in
+            guard state.granted != granted else { return }
+            let changed = state.granted.symmetricDifference(granted)
+            state.granted = granted
+            for id in state.points.keys
+            where state.points[id]?.entries.contains(where: { $0.entitlement.map(changed.contains) ?? false }) == true {
+                Self.publish(id, in: &state)
+            }
+        }
+    }
+
+    /// Ends every observer's stream: the kernel shut down.
+    func finish() {
+        let observers = state.withLock { state in
+            state.finished = true
+            defer { for id in state.points.keys { state.points[id]?.observers = [:] } }
+            return state.points.values.flatMap { $0.observers.values }
+        }
+        for observer in observers { observer.finish() }
+    }
+
+    /// Rebuilds the visible list of point `id` and hands it to its observers (inside the lock, so that every
+    /// observer sees the lists in the order they were made).
+    private static func publish(_ id: String, in state: inout State) {
+        guard let point = state.points[id] else { return }
+        let granted = state.granted
+        let visible = point.entries.filter { $0.entitlement.map(granted.contains) ?? true }
+        let list = point.declaration.makeList(visible.map(\.contribution))
+        state.points[id]?.list = list
+        for observer in point.observers.values { observer.yield(list) }
+    }
+}
