@@ -35,6 +35,10 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     for _ in 0..<10_000_000 { consume(try services.resolve(Root.self)) }
 } else if CommandLine.arguments.dropFirst().first == "profile-many" {
     for _ in 0..<300 { _ = try await registerAndResolveMany("mosaic") }
+} else if CommandLine.arguments.dropFirst().first == "profile-revoke" {
+    try await runContributionBenchmark(rounds: 1_000, reads: 10)
+} else if CommandLine.arguments.dropFirst().first == "contributions" {
+    try await runContributionBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {
@@ -42,4 +46,5 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
 } else {
     try await runBootBenchmark()
     try await runServiceBenchmark()
+    try await runContributionBenchmark()
 }

@@ -75,8 +75,8 @@ public struct AnyExtensionPoint: Sendable, Hashable, CustomStringConvertible {
     public let contentType: ObjectIdentifier
     /// The content type's name, for messages.
     public let contentTypeName: String
-    /// Turns the point's contributions, already ordered, into the typed list hosts read: `[Contribution<Content>]`.
-    package let makeList: @Sendable ([any Sendable]) -> any Sendable
+    /// Turns the point's contributions, already ordered, into the typed list hosts read.
+    package let makeList: @Sendable ([any Sendable]) -> any AnyObject & Sendable
 
     public init<Content>(_ point: ExtensionPoint<Content>) {
         id = point.id
@@ -84,7 +84,7 @@ public struct AnyExtensionPoint: Sendable, Hashable, CustomStringConvertible {
         order = point.order
         contentType = ObjectIdentifier(Content.self)
         contentTypeName = String(describing: Content.self)
-        makeList = { items in items.compactMap { $0 as? Contribution<Content> } }
+        makeList = { items in ContributionList(items.compactMap { $0 as? Contribution<Content> }) }
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
@@ -95,4 +95,10 @@ public struct AnyExtensionPoint: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
     public var description: String { "\(id) (\(contentTypeName))" }
+}
+
+/// A point's contributions, in a class so that reading them back needs only a class cast, not an array cast.
+package final class ContributionList<Content: Sendable>: Sendable {
+    package let items: [Contribution<Content>]
+    init(_ items: [Contribution<Content>]) { self.items = items }
 }

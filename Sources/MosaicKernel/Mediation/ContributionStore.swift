@@ -17,7 +17,7 @@ final class ContributionStore: ContributionSource {
     }
 
     private struct Observer {
-        let yield: @Sendable (any Sendable) -> Void
+        let yield: @Sendable (any AnyObject & Sendable) -> Void
         let finish: @Sendable () -> Void
     }
 
@@ -25,14 +25,19 @@ final class ContributionStore: ContributionSource {
         let declaration: AnyExtensionPoint
         /// Every contribution of an active module, in the point's order.
         var entries: [Entry] = []
-        /// The visible contributions as `[Contribution<Content>]`.
-        var list: any Sendable
         var observers: [Int: Observer] = [:]
     }
 
     private struct State {
         var points: [String: Point] = [:]
+        /// Each point's visible contributions, a `ContributionList<Content>`; apart from `points`, so that a
+        /// read copies nothing but this reference.
+        var lists: [String: any AnyObject & Sendable] = [:]
         var granted: Set<Entitlement> = []
+        /// The points each active module contributes to, and those with contributions gated by each entitlement,
+        /// so that a change touches only the points it concerns.
+        var pointsOfModule: [ModuleID: Set<String>] = [:]
+        var pointsOfEntitlement: [Entitlement: Set<String>] = [:]
         var nextObserver = 0
         var finished = false
     }
@@ -41,13 +46,16 @@ final class ContributionStore: ContributionSource {
 
     init(points: some Sequence<AnyExtensionPoint>) {
         var state = State()
-        for point in points { state.points[point.id] = Point(declaration: point, list: point.makeList([])) }
+        for point in points {
+            state.points[point.id] = Point(declaration: point)
+            state.lists[point.id] = point.makeList([])
+        }
         self.state = Mutex(state)
     }
 
     func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>] {
-        let list = state.withLock { $0.points[point.id]?.list }
-        return list as? [Contribution<Content>] ?? []
+        let list = state.withLock { $0.lists[point.id] }
+        return (list as? ContributionList<Content>)?.items ?? []
     }
 
     func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
@@ -55,14 +63,14 @@ final class ContributionStore: ContributionSource {
             of: [Contribution<Content>].self, bufferingPolicy: .bufferingNewest(1))
         let observer = Observer(
             yield: { list in
-                if let typed = list as? [Contribution<Content>] { continuation.yield(typed) }
+                if let typed = list as? ContributionList<Content> { continuation.yield(typed.items) }
             }, finish: { continuation.finish() })
         let token: Int? = state.withLock { state in
-            guard !state.finished, let current = state.points[point.id] else { return nil }
+            guard !state.finished, let current = state.lists[point.id] else { return nil }
             let token = state.nextObserver
             state.nextObserver += 1
             state.points[point.id]?.observers[token] = observer
-            observer.yield(current.list)
+            observer.yield(current)
             return token
         }
         guard let token else {
@@ -88,6 +96,8 @@ final class ContributionStore: ContributionSource {
                     contribution: contribution)
                 state.points[id]?.entries.append(entry)
                 state.points[id]?.entries.sort { order.precedes($0.keys, $1.keys) }
+                state.pointsOfModule[module, default: []].insert(id)
+                if let entitlement = declaration.entitlement { state.pointsOfEntitlement[entitlement, default: []].insert(id) }
                 changed.insert(id)
             }
             for id in changed { Self.publish(id, in: &state) }
@@ -97,7 +107,7 @@ final class ContributionStore: ContributionSource {
     /// Withdraws everything `module` contributed.
     func remove(_ module: ModuleID) {
         state.withLock { state in
-            for id in state.points.keys where state.points[id]?.entries.contains(where: { $0.module == module }) == true {
+            for id in state.pointsOfModule.removeValue(forKey: module) ?? [] {
                 state.points[id]?.entries.removeAll { $0.module == module }
                 Self.publish(id, in: &state)
             }
@@ -110,10 +120,7 @@ final class ContributionStore: ContributionSource {
             guard state.granted != granted else { return }
             let changed = state.granted.symmetricDifference(granted)
             state.granted = granted
-            for id in state.points.keys
-            where state.points[id]?.entries.contains(where: { $0.entitlement.map(changed.contains) ?? false }) == true {
-                Self.publish(id, in: &state)
-            }
+            for id in Set(changed.flatMap { state.pointsOfEntitlement[$0] ?? [] }) { Self.publish(id, in: &state) }
         }
     }
 
@@ -134,7 +141,7 @@ final class ContributionStore: ContributionSource {
         let granted = state.granted
         let visible = point.entries.filter { $0.entitlement.map(granted.contains) ?? true }
         let list = point.declaration.makeList(visible.map(\.contribution))
-        state.points[id]?.list = list
+        state.lists[id] = list
         for observer in point.observers.values { observer.yield(list) }
     }
 }

@@ -1,0 +1,122 @@
+import Mosaic
+import MosaicKernel
+import Synchronization
+import Testing
+
+/// Records which module ran what, in order.
+final class Journal: Sendable {
+    private let entries = Mutex<[String]>([])
+    func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
+}
+
+/// A module that writes to `journal` in `phases` and on `events`, after running `work`.
+func participant(
+    _ id: ModuleID, requires dependencies: [Dependency] = [], entitlements: Set<Entitlement> = [],
+    phases: [LifecyclePhase] = [.launch], events: [HostEvent.Kind] = [], journal: Journal,
+    work: @escaping @Sendable () async throws -> Void = {}
+) -> ModuleFactory {
+    serviceModule(id, requires: dependencies, entitlements: entitlements) { module in
+        for phase in phases {
+            module.participate(in: phase) { _ in
+                try await work()
+                journal.add("\(id) \(phase)")
+            }
+        }
+        for kind in events {
+            module.listen(to: kind) { event, _ in journal.add("\(id) \(event)") }
+        }
+    }
+}
+
+struct RefreshFailed: Error {}
+
+@Suite struct PhaseTests {
+    @Test("participants run in dependency order with their services, and their time is in the boot report")
+    func dependencyOrder() async throws {
+        let journal = Journal()
+        let seen = Mutex<Int?>(nil)
+        let kernel = makeKernel([
+            participant("com.app.dashboard", requires: [.module("com.app.weather")], journal: journal),
+            participant("com.app.weather", requires: [.module("com.app.location")], journal: journal),
+            participant("com.app.location", journal: journal),
+            serviceModule("com.app.time") { module in
+                module.services.singleton((any Clock).self) { FixedClock(now: 5) }
+                module.participate(in: .launch) { services in
+                    let clock = try services.resolve((any Clock).self)
+                    seen.withLock { $0 = clock.now }
+                }
+            },
+        ])
+        try await kernel.boot()
+        let report = try await kernel.run(.launch)
+        #expect(journal.all == ["com.app.location launch", "com.app.weather launch", "com.app.dashboard launch"])
+        #expect(seen.withLock { $0 } == 5)
+        #expect(report.entries.count == 4)
+        #expect(report.failures.isEmpty)
+        #expect(await kernel.report()["com.app.weather"]?.phaseTimes[.launch] != nil)
+        #expect(await kernel.report()["com.app.weather"]?.phaseTimes[.postUI] == nil)
+    }
+
+    @Test("a participant that throws or hangs is reported, and the phase goes on for the others", .timeLimit(.minutes(1)))
+    func failingParticipantIsolated() async throws {
+        let journal = Journal()
+        let gate = Gate()
+        let kernel = makeKernel(
+            [
+                participant("com.app.broken", journal: journal) { throw RefreshFailed() },
+                participant("com.app.stuck", journal: journal) { await gate.wait() },
+                participant("com.app.after", requires: [.module("com.app.broken")], journal: journal),
+                participant("com.app.fine", journal: journal),
+            ], options: KernelOptions(participantTimeLimit: .milliseconds(200)))
+        try await kernel.boot()
+        let report = try await kernel.run(.launch)
+        gate.open()
+        #expect(Set(journal.all) == ["com.app.after launch", "com.app.fine launch"])
+        #expect(report["com.app.broken"]?.outcome == .failed("com.app.broken's participant in launch threw: RefreshFailed()"))
+        #expect(report["com.app.stuck"]?.outcome == .timedOut)
+        #expect(report.failures.count == 2)
+        let codes = await kernel.diagnostics.map(\.code)
+        #expect(codes.contains(.participantFailed) && codes.contains(.participantTimedOut))
+        #expect(await kernel.state(of: "com.app.broken")?.isActive == true, "a failed participant leaves its module active")
+    }
+
+    @Test("background refresh can be run again and again")
+    func repeatedPhase() async throws {
+        let journal = Journal()
+        let kernel = makeKernel([participant("com.app.weather", phases: [.backgroundRefresh], journal: journal)])
+        try await kernel.boot()
+        for _ in 0..<3 { try await kernel.run(.backgroundRefresh) }
+        try await kernel.run(.launch)
+        #expect(journal.all == Array(repeating: "com.app.weather backgroundRefresh", count: 3))
+    }
+
+    @Test("host events reach the listeners of active modules only, custom kinds included")
+    func hostEvents() async throws {
+        let journal = Journal()
+        let kernel = makeKernel(
+            [
+                participant("com.app.weather", entitlements: ["weather"], events: [.openedURL, "themeChanged"], journal: journal),
+                participant("com.app.sports", events: [.enteredBackground], journal: journal),
+            ], entitlements: ["weather"])
+        try await kernel.boot()
+        try await kernel.send(HostEvent(.openedURL, url: "ghost://weather/city?name=Oslo"))
+        try await kernel.send(HostEvent("themeChanged"))
+        try await kernel.send(HostEvent(.enteredBackground))
+        try await kernel.revoke("weather")
+        let report = try await kernel.send(HostEvent("themeChanged"))
+        #expect(report.entries.isEmpty)
+        #expect(
+            journal.all == [
+                "com.app.weather openedURL ghost://weather/city?name=Oslo", "com.app.weather themeChanged",
+                "com.app.sports enteredBackground",
+            ])
+    }
+
+    @Test("phases and events need a booted kernel")
+    func needsBoot() async {
+        let kernel = makeKernel([])
+        await #expect(throws: KernelError.self) { try await kernel.run(.launch) }
+        await #expect(throws: KernelError.self) { try await kernel.send(HostEvent(.launched)) }
+    }
+}
