@@ -48,7 +48,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ghost",
-            dependencies: ["GhostApp", "MosaicKernel", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GhostApp", "Mosaic", "MosaicKernel", .product(name: "Logging", package: "swift-log")],
             path: "Examples/Ghost/Sources/ghost",
             swiftSettings: strictSettings
         ),

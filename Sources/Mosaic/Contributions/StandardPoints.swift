@@ -7,6 +7,11 @@ public struct Panel: Sendable, Hashable {
     public init(blocks: [Block]) { self.blocks = blocks }
 }
 
+extension Panel: CustomStringConvertible {
+    /// The panel as plain text, one block per line: for logs, terminals and tests.
+    public var description: String { blocks.map(\.description).joined(separator: "\n") }
+}
+
 /// One piece of a ``Panel``. Text is plain text: hosts escape it; modules never write markup.
 public indirect enum Block: Sendable, Hashable {
     case heading(String)
@@ -20,6 +25,20 @@ public indirect enum Block: Sendable, Hashable {
     case image(source: String, alternative: String)
     /// Blocks that belong together.
     case group([Block])
+}
+
+extension Block: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .heading(let text): "# \(text)"
+        case .text(let text): text
+        case .facts(let facts): facts.map { "\($0.label): \($0.value)" }.joined(separator: ", ")
+        case .list(let items): items.map { "- \($0)" }.joined(separator: "\n")
+        case .link(let title, let target): "\(title) <\(target)>"
+        case .image(let source, let alternative): "[\(alternative)](\(source))"
+        case .group(let blocks): blocks.map(\.description).joined(separator: "\n")
+        }
+    }
 }
 
 /// A label and its value.

@@ -37,10 +37,16 @@ public struct LocationModule: Module {
     }
 }
 
-/// Counts what people use; contributes a sidebar item in a later version.
+/// Counts what people use, and shows the counts from the sidebar (Forsetti's example).
 public struct AnalyticsModule: Module {
     public static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
     public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
+            NavigationItem(target: "ghost://analytics")
+        }
+    }
 }
 
 /// Forecasts for the user's city.
@@ -55,6 +61,13 @@ public struct WeatherModule: Module {
         module.services.singleton((any ForecastService).self) { (location: any LocationService) in
             SampleForecasts(location: location)
         }
+        module.contribute(to: .tabs, id: "weather", priority: 90, title: "Weather", icon: "cloud.sun") {
+            NavigationItem(target: "ghost://weather")
+        }
+        module.contribute(to: .dashboardWidgets, id: "weather.today", priority: 100, title: "Weather") {
+            (forecasts: any ForecastService, location: any LocationService) in
+            Panel(.heading("Today"), .text(forecasts.headline(for: location.city)))
+        }
     }
 
     public func activate(_ context: ActivationContext) async throws {
@@ -66,6 +79,15 @@ public struct WeatherModule: Module {
 public struct ArtModule: Module {
     public static let manifest = Manifest(id: "com.ghost.art", version: "0.9.0", entitlements: ["art"])
     public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .tabs, id: "art", priority: 70, title: "Art", icon: "paintpalette") {
+            NavigationItem(target: "ghost://art")
+        }
+        module.contribute(to: .dashboardWidgets, id: "art.daily", priority: 60, title: "Art of the day") {
+            Panel(.text("The Great Wave off Kanagawa, Hokusai"))
+        }
+    }
 }
 
 /// Scores for the user's teams.
@@ -75,6 +97,15 @@ public struct SportsModule: Module {
         requires: [.module("com.ghost.analytics", from: "1.0.0", optional: true)],
         entitlements: ["sports"])
     public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .tabs, id: "sports", priority: 80, title: "Sports", icon: "sportscourt") {
+            NavigationItem(target: "ghost://sports")
+        }
+        module.contribute(to: .dashboardWidgets, id: "sports.scores", priority: 80, title: "Scores") {
+            Panel(.facts([Fact("Bulls", "102"), Fact("Celtics", "99")]))
+        }
+    }
 }
 
 /// The home screen that gathers the other features' widgets.
@@ -93,6 +124,9 @@ public struct DashboardModule: Module {
     public static func register(in module: inout ModuleRegistrar) {
         module.services.use((any ForecastService).self)
         module.services.use((any LocationService).self)
+        module.contribute(to: .tabs, id: "dashboard", priority: 100, title: "Dashboard", icon: "square.grid.2x2") {
+            NavigationItem(target: "ghost://dashboard")
+        }
     }
 
     public func activate(_ context: ActivationContext) async throws {

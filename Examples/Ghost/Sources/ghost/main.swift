@@ -1,5 +1,6 @@
 import GhostApp
 import Logging
+import Mosaic
 import MosaicKernel
 
 // Ghost boots its modules and prints what became of each; a later version serves them on the web.
@@ -15,4 +16,11 @@ let kernel = Kernel(
     entitlements: .granted(AppManifest.defaultEntitlements))
 let report = try await kernel.boot()
 print(report.table)
+try await kernel.run(.launch)
+print("\nTabs: " + kernel.contributions(for: .tabs).map(\.metadata.title).joined(separator: " · "))
+print("Dashboard:")
+for widget in kernel.contributions(for: .dashboardWidgets) {
+    let text = try await widget.content().blocks.map(\.description).joined(separator: " · ")
+    print("  \(widget.metadata.title) (\(widget.module)): \(text)")
+}
 await kernel.shutdown()
