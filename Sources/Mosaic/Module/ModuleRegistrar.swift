@@ -10,6 +10,8 @@ public struct ModuleRegistrar: Sendable {
     public internal(set) var participants: [PhaseParticipant] = []
     /// The host events it listens to.
     public internal(set) var listeners: [HostEventListener] = []
+    /// The links it handles.
+    public internal(set) var deeplinks: [DeeplinkHandler] = []
 
     public init() {}
 }

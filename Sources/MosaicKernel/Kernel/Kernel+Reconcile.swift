@@ -7,6 +7,7 @@ extension Kernel {
     /// first). Boot, grant, revoke, install and uninstall all end here.
     func reconcile() async {
         contributionStore.setGranted(policy.granted)
+        deeplinkRouter.setGranted(policy.granted)
         var verdicts = authorize()
         await deactivate(records.indices.filter { records[$0].isActive && !verdicts[$0].isRun })
         settle(verdicts)
@@ -90,6 +91,7 @@ extension Kernel {
             records[index].activationTime = outcome.duration
             let services = serviceRuntime.views[index]
             contributionStore.add(id, graph.nodes[index].contributions.map { ($0, $0.bind(id, services)) })
+            deeplinkRouter.activate(id, graph.nodes[index].registrar.deeplinks.map { Self.route($0, of: id, services) })
             move(index) { lifecycle in
                 guard case .authorized(let authorized) = lifecycle else { return nil }
                 return .active(authorized.activate())
@@ -126,6 +128,7 @@ extension Kernel {
     /// instance to call.
     func startDeactivation(_ index: Int) -> ModuleJob? {
         contributionStore.remove(graph.nodes[index].id)
+        deeplinkRouter.deactivate(graph.nodes[index].id)
         guard let module = records[index].instance else {
             finishDeactivation(index, Outcome(result: .finished(nil), duration: .zero))
             return nil

@@ -47,6 +47,8 @@ public actor Kernel {
     let extensionPoints: [AnyExtensionPoint]
     /// What active modules contribute, mediated per point.
     let contributionStore: ContributionStore
+    /// The deeplink handlers of active modules.
+    let deeplinkRouter: DeeplinkRouter
     /// One record per module, at the module's position in ``graph``.
     var records: [Record] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
@@ -75,6 +77,7 @@ public actor Kernel {
         services: ServiceRegistrar = ServiceRegistrar(),
         standard: (any Standard)? = nil,
         extensionPoints: [AnyExtensionPoint] = [],
+        navigator: @escaping @Sendable (_ tab: String) async -> Void = { _ in },
         options: KernelOptions = KernelOptions(),
         logger: Logger = Logger(label: "mosaic.kernel")
     ) {
@@ -90,6 +93,10 @@ public actor Kernel {
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         self.serviceRuntime = ServiceRuntime(graph: graph, preview: options.preview)
         self.contributionStore = ContributionStore(points: graph.points.values)
+        self.deeplinkRouter = DeeplinkRouter(
+            navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
+            pendingTimeLimit: options.pendingDeeplinkTimeLimit)
+        deeplinkRouter.setOwners(graph.deeplinkOwners)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
     }
 
@@ -101,12 +108,14 @@ public actor Kernel {
         services: ServiceRegistrar = ServiceRegistrar(),
         standard: (any Standard)? = nil,
         extensionPoints: [AnyExtensionPoint] = [],
+        navigator: @escaping @Sendable (_ tab: String) async -> Void = { _ in },
         options: KernelOptions = KernelOptions(),
         logger: Logger = Logger(label: "mosaic.kernel")
     ) {
         self.init(
             catalog: ModuleCatalog(modules: modules), host: host, entitlements: entitlements, services: services,
-            standard: standard, extensionPoints: extensionPoints, options: options, logger: logger)
+            standard: standard, extensionPoints: extensionPoints, navigator: navigator, options: options,
+            logger: logger)
     }
 
     /// Every problem with `catalog` on `host` under `entitlements`, found without running any module code: what
@@ -153,6 +162,7 @@ public actor Kernel {
             logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
             changes.finish()
             contributionStore.finish()
+            deeplinkRouter.finish()
         }
     }
 
@@ -238,6 +248,7 @@ public actor Kernel {
         graph = makeGraph(catalog)
         serviceRuntime = ServiceRuntime(graph: graph, previous: serviceRuntime.boxes, preview: options.preview)
         records = graph.nodes.map { previous[$0.id] ?? Record() }
+        deeplinkRouter.setOwners(graph.deeplinkOwners)
     }
 
     /// Discovered → validated, or failed when the module has a fault of its own.

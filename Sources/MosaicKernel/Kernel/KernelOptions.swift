@@ -1,3 +1,5 @@
+public import Mosaic
+
 /// How the kernel runs modules.
 public struct KernelOptions: Sendable {
     /// How long a module's `activate` may take before the module is failed and its task cancelled.
@@ -7,6 +9,12 @@ public struct KernelOptions: Sendable {
     /// How long one module's participants in a phase, or its listeners for a host event, may take before the
     /// kernel reports them timed out and goes on without them.
     public var participantTimeLimit: Duration
+    /// Which links the kernel accepts.
+    public var deeplinkRules: DeeplinkRules
+    /// How many links may wait at once for their handler's module to activate.
+    public var pendingDeeplinkLimit: Int
+    /// How long a link waits for its handler's module before it is reported not handled.
+    public var pendingDeeplinkTimeLimit: Duration
     /// How many modules may activate (or deactivate) at once; at least 1.
     public var maximumConcurrentActivations: Int
     /// Whether services use their preview factories, where they have one (for design-time hosts and demos).
@@ -17,6 +25,9 @@ public struct KernelOptions: Sendable {
         activationTimeLimit: Duration = .seconds(10),
         deactivationTimeLimit: Duration = .seconds(10),
         participantTimeLimit: Duration = .seconds(10),
+        deeplinkRules: DeeplinkRules = DeeplinkRules(),
+        pendingDeeplinkLimit: Int = 32,
+        pendingDeeplinkTimeLimit: Duration = .seconds(10),
         maximumConcurrentActivations: Int = 8,
         preview: Bool = false
     ) {
@@ -24,6 +35,9 @@ public struct KernelOptions: Sendable {
         self.activationTimeLimit = activationTimeLimit
         self.deactivationTimeLimit = deactivationTimeLimit
         self.participantTimeLimit = participantTimeLimit
+        self.deeplinkRules = deeplinkRules
+        self.pendingDeeplinkLimit = max(0, pendingDeeplinkLimit)
+        self.pendingDeeplinkTimeLimit = pendingDeeplinkTimeLimit
         self.maximumConcurrentActivations = max(1, maximumConcurrentActivations)
     }
 }

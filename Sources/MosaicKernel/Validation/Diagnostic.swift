@@ -165,6 +165,10 @@ extension Diagnostic {
         /// A point has more or fewer contributions than its cardinality allows.
         public static let cardinalityViolated: Code = "contribution.cardinality"
 
+        // Deeplinks
+        /// Two handlers for one feature and action.
+        public static let duplicateDeeplinkHandler: Code = "deeplink.duplicate-handler"
+
         // Authorization
         /// A module needs an entitlement the host has not granted.
         public static let missingEntitlement: Code = "authorization.missing-entitlement"

@@ -55,6 +55,8 @@ public struct ModuleGraph: Sendable {
     var serviceOrder: [ServiceKey] = []
     /// The host's extension points by identifier.
     var points: [String: AnyExtensionPoint] = [:]
+    /// The module that handles each feature and action.
+    var deeplinkOwners: [DeeplinkRouter.RouteKey: ModuleID] = [:]
     /// ``activationOrder`` cut into levels: a module's level is one more than its deepest dependency's, so the
     /// modules of one level do not depend on each other and may activate together.
     public internal(set) var levels: [[ModuleID]] = []
@@ -73,6 +75,7 @@ public struct ModuleGraph: Sendable {
         resolveDependencies()
         resolveServices(host: services, standard: standard)
         checkContributions(points: AnyExtensionPoint.standard + extensionPoints)
+        checkDeeplinks()
         findCycles()
         plan()
     }

@@ -1,0 +1,33 @@
+public import Mosaic
+
+extension Kernel {
+    /// Opens a link from outside: parses it under ``KernelOptions/deeplinkRules``, navigates to its tab with the
+    /// host's navigator, then awaits the handler of its feature and action. A link whose module is not active yet
+    /// waits for it (within ``KernelOptions/pendingDeeplinkLimit`` and ``KernelOptions/pendingDeeplinkTimeLimit``).
+    /// Never throws: a bad or unhandled link comes back as ``DeeplinkResult/notHandled(_:)`` with the reason.
+    public nonisolated func open(_ text: String) async -> DeeplinkResult {
+        let link: Deeplink
+        do {
+            link = try Deeplink(parsing: text, rules: options.deeplinkRules)
+        } catch {
+            return .notHandled(error)
+        }
+        return await open(link)
+    }
+
+    /// Opens a parsed or built link.
+    public nonisolated func open(_ link: Deeplink) async -> DeeplinkResult {
+        await deeplinkRouter.open(link)
+    }
+
+    /// The route a handler of module `id` serves, run with the module's services.
+    static func route(
+        _ handler: DeeplinkHandler, of id: ModuleID, _ services: Services
+    ) -> (DeeplinkRouter.RouteKey, DeeplinkRouter.Route) {
+        let key = DeeplinkRouter.RouteKey(feature: handler.feature, action: handler.action)
+        let route = DeeplinkRouter.Route(module: id, entitlement: handler.entitlement) { link in
+            try await services.inject { try await handler.handle(link, services) }
+        }
+        return (key, route)
+    }
+}

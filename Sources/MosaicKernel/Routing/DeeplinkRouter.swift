@@ -1,0 +1,197 @@
+internal import Mosaic
+internal import Synchronization
+
+/// Routes links to the handlers of active modules. A link whose handler belongs to a module that is not active yet
+/// waits, up to a limit in number and time, and is delivered when the module activates.
+///
+/// Finding a handler is two dictionary lookups under a lock; the navigator and the handler run in the caller's
+/// task, outside the lock.
+final class DeeplinkRouter: Sendable {
+    struct RouteKey: Hashable {
+        let feature: String
+        let action: String?
+    }
+
+    struct Route {
+        let module: ModuleID
+        let entitlement: Entitlement?
+        let handle: @Sendable (Deeplink) async throws -> Void
+    }
+
+    private struct Waiting {
+        let key: RouteKey
+        let continuation: CheckedContinuation<Route?, Never>
+        /// Ends the wait at its time limit; cancelled when the link is delivered first.
+        var timer: Task<Void, Never>?
+    }
+
+    private struct State {
+        var routes: [RouteKey: Route] = [:]
+        /// Which module handles each route, active or not: a link for a module that is not active waits for it.
+        var owners: [RouteKey: ModuleID] = [:]
+        var granted: Set<Entitlement> = []
+        var waiting: [Int: Waiting] = [:]
+        var nextWaiting = 0
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+    private let navigator: @Sendable (String) async -> Void
+    private let pendingLimit: Int
+    private let pendingTimeLimit: Duration
+
+    init(navigator: @escaping @Sendable (String) async -> Void, pendingLimit: Int, pendingTimeLimit: Duration) {
+        self.navigator = navigator
+        self.pendingLimit = pendingLimit
+        self.pendingTimeLimit = pendingTimeLimit
+    }
+
+    /// Records who handles what in the graph (validated: one module per route).
+    func setOwners(_ owners: [RouteKey: ModuleID]) {
+        state.withLock { $0.owners = owners }
+    }
+
+    func setGranted(_ granted: Set<Entitlement>) {
+        state.withLock { $0.granted = granted }
+    }
+
+    /// Makes `module`'s routes live and delivers the links waiting for them.
+    func activate(_ module: ModuleID, _ routes: [(RouteKey, Route)]) {
+        guard !routes.isEmpty else { return }
+        let released = state.withLock { state in
+            for (key, route) in routes { state.routes[key] = route }
+            let ready = state.waiting.filter { Self.lookup($0.value.key, in: state.routes) != nil }
+            for token in ready.keys { state.waiting[token] = nil }
+            return ready.values.map { ($0, Self.lookup($0.key, in: state.routes)) }
+        }
+        for (waiting, route) in released {
+            waiting.timer?.cancel()
+            waiting.continuation.resume(returning: route)
+        }
+    }
+
+    func deactivate(_ module: ModuleID) {
+        state.withLock { state in state.routes = state.routes.filter { $0.value.module != module } }
+    }
+
+    /// Ends every wait: the kernel shut down.
+    func finish() {
+        let waiting = state.withLock { state in
+            state.finished = true
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        for entry in waiting {
+            entry.timer?.cancel()
+            entry.continuation.resume(returning: nil)
+        }
+    }
+
+    /// Navigates to the link's tab and runs its handler, waiting for the handler's module if need be.
+    func open(_ link: Deeplink) async -> DeeplinkResult {
+        guard let feature = link.feature else {
+            await navigator(link.tab)
+            return .handled(tab: link.tab, module: nil)
+        }
+        let key = RouteKey(feature: feature, action: link.action)
+        let found: Result<Route, DeeplinkError>
+        switch state.withLock({ Self.find(key, in: $0) }) {
+        case .success(let route): found = .success(route)
+        case .failure(let error) where error.code == .moduleInactive: found = await wait(for: key, link)
+        case .failure(let error): found = .failure(error)
+        }
+        switch found {
+        case .failure(let error):
+            return .notHandled(error)
+        case .success(let route):
+            if let entitlement = route.entitlement, !state.withLock({ $0.granted.contains(entitlement) }) {
+                return .notHandled(
+                    DeeplinkError(
+                        .notEntitled, "\(link) needs the entitlement \(entitlement), which is not granted.",
+                        fix: "Grant \(entitlement) to open links to \(feature)."))
+            }
+            await navigator(link.tab)
+            do {
+                try await route.handle(link)
+                return .handled(tab: link.tab, module: route.module)
+            } catch {
+                return .notHandled(
+                    DeeplinkError(
+                        .handlerFailed, "\(route.module)'s handler for \(link) threw: \(error)",
+                        fix: "Fix the handler in \(route.module), or the link's parameters."))
+            }
+        }
+    }
+
+    /// The live route for `key`, or why there is none (`moduleInactive` when its module may still come).
+    private static func find(_ key: RouteKey, in state: State) -> Result<Route, DeeplinkError> {
+        if let route = lookup(key, in: state.routes) { return .success(route) }
+        let owner = state.owners[key] ?? state.owners[RouteKey(feature: key.feature, action: nil)]
+        guard let owner else {
+            let features = Set(state.owners.keys.map(\.feature)).sorted()
+            return .failure(
+                DeeplinkError(
+                    .noHandler,
+                    "No module handles \(key.feature)\(key.action.map { "/\($0)" } ?? "").",
+                    fix: features.isEmpty
+                        ? "Add a module that handles it." : "Link to a handled feature: \(features.joined(separator: ", "))."))
+        }
+        return .failure(
+            DeeplinkError(
+                .moduleInactive, "\(owner), which handles \(key.feature), is not active.",
+                fix: "Activate \(owner) (grant its entitlements, fix its dependencies), then open the link again."))
+    }
+
+    private static func lookup(_ key: RouteKey, in routes: [RouteKey: Route]) -> Route? {
+        routes[key] ?? routes[RouteKey(feature: key.feature, action: nil)]
+    }
+
+    /// Waits for the module of `key` to activate, within the limits.
+    private func wait(for key: RouteKey, _ link: Deeplink) async -> Result<Route, DeeplinkError> {
+        let limit = pendingLimit
+        let token: Int? = state.withLock { state in
+            guard !state.finished, state.waiting.count < limit else { return nil }
+            defer { state.nextWaiting += 1 }
+            return state.nextWaiting
+        }
+        guard let token else {
+            return .failure(
+                DeeplinkError(
+                    .pendingLimit, "\(limit) links are already waiting for their modules; \(link) was dropped.",
+                    fix: "Open it again once the app has started."))
+        }
+        let route = await withCheckedContinuation { continuation in
+            let ready: Route?? = state.withLock { state in
+                if let route = Self.lookup(key, in: state.routes) { return .some(route) }
+                if state.finished { return .some(nil) }
+                // Registered before the timer starts, so an early expiry always finds the wait.
+                state.waiting[token] = Waiting(key: key, continuation: continuation)
+                return .none
+            }
+            if let ready {
+                continuation.resume(returning: ready)
+                return
+            }
+            let timer = Task { [pendingTimeLimit] in
+                try? await Task.sleep(for: pendingTimeLimit)
+                if !Task.isCancelled { self.expire(token) }
+            }
+            state.withLock { $0.waiting[token]?.timer = timer }
+        }
+        guard let route else {
+            let owner = state.withLock { $0.owners[key] ?? $0.owners[RouteKey(feature: key.feature, action: nil)] }
+            return .failure(
+                DeeplinkError(
+                    .moduleInactive,
+                    "\(owner.map { "\($0)" } ?? "The module handling \(key.feature)") did not become active within "
+                        + "\(pendingTimeLimit), so \(link) was not delivered.",
+                    fix: "Check why it is not active in the boot report, then open the link again."))
+        }
+        return .success(route)
+    }
+
+    private func expire(_ token: Int) {
+        let waiting = state.withLock { $0.waiting.removeValue(forKey: token) }
+        waiting?.continuation.resume(returning: nil)
+    }
+}
