@@ -1,0 +1,122 @@
+import Mosaic
+import MosaicKernel
+import Synchronization
+import Testing
+
+/// Ghost's weather city link as a typed route.
+struct CityRoute: DeeplinkRoute {
+    static let tab = "dashboard"
+    static let feature = "weather"
+    static let action: String? = "city"
+    var name: String
+
+    init(name: String) { self.name = name }
+    init(link: Deeplink) throws(DeeplinkError) { name = try link.require("name") }
+    var query: [QueryItem] { [QueryItem("name", name)] }
+}
+
+/// A module handling `CityRoute`, recording into `journal`; its activation waits on `gate` when one is given.
+func weatherLinks(journal: Journal, gate: Gate? = nil, entitlements: Set<Entitlement> = []) -> ModuleFactory {
+    ModuleFactory(
+        manifest: Manifest(id: "com.app.weather", version: "1.0.0", entitlements: entitlements),
+        register: { module in
+            module.handle(CityRoute.self) { route, _ in journal.add("weather city \(route.name)") }
+            module.handle(feature: "weather", requires: "radar") { link, _ in journal.add("weather \(link.action ?? "")") }
+        }
+    ) { Probe(activate: { _ in await gate?.wait() }, deactivate: {}) }
+}
+
+func linkKernel(_ factories: [ModuleFactory], journal: Journal, entitlements: Set<Entitlement> = [], options: KernelOptions = KernelOptions()) -> Kernel {
+    Kernel(
+        catalog: catalog(factories), host: testHost, entitlements: .granted(entitlements),
+        navigator: { tab in journal.add("navigate \(tab)") }, options: options, logger: quietLogger)
+}
+
+@Suite struct DeeplinkTests {
+    @Test("a link navigates to its tab, then runs the handler of its feature and action, typed")
+    func handled() async throws {
+        let journal = Journal()
+        let kernel = linkKernel([weatherLinks(journal: journal)], journal: journal, entitlements: ["radar"])
+        try await kernel.boot()
+        let link = CityRoute(name: "New York").link(scheme: "ghost")
+        #expect(link.url == "ghost://dashboard/weather/city?name=New%20York")
+        #expect(await kernel.open(link.url) == .handled(tab: "dashboard", module: "com.app.weather"))
+        #expect(await kernel.open("ghost://dashboard/weather/radar") == .handled(tab: "dashboard", module: "com.app.weather"))
+        #expect(await kernel.open("ghost://sports") == .handled(tab: "sports", module: nil))
+        #expect(
+            journal.all == [
+                "navigate dashboard", "weather city New York", "navigate dashboard", "weather radar", "navigate sports",
+            ])
+    }
+
+    @Test("unknown features, missing entitlements, bad parameters and bad links say why they were not handled")
+    func notHandled() async throws {
+        let journal = Journal()
+        let kernel = linkKernel(
+            [weatherLinks(journal: journal)], journal: journal,
+            options: KernelOptions(deeplinkRules: DeeplinkRules(allowedSchemes: ["ghost"])))
+        try await kernel.boot()
+        func reason(_ text: String) async -> DeeplinkError? {
+            if case .notHandled(let error) = await kernel.open(text) { return error }
+            return nil
+        }
+        #expect(await reason("ghost://dashboard/art/show")?.message == "No module handles art/show.")
+        #expect(await reason("ghost://dashboard/art/show")?.fix == "Link to a handled feature: weather.")
+        #expect(await reason("ghost://dashboard/weather/radar")?.code == .notEntitled)
+        #expect(
+            await reason("ghost://dashboard/weather/city")?.message
+                == "com.app.weather's handler for ghost://dashboard/weather/city threw: ghost://dashboard/weather/city has no \"name\" parameter. Add ?name=… to the link.")
+        #expect(await reason("https://evil.example/weather")?.code == .schemeNotAllowed)
+        #expect(journal.all == ["navigate dashboard"], "only the link whose handler ran (and threw) navigated")
+    }
+
+    @Test("a link that arrives before its module is active is delivered when the module activates", .timeLimit(.minutes(1)))
+    func pendingDelivered() async throws {
+        let journal = Journal()
+        let gate = Gate()
+        let kernel = linkKernel([weatherLinks(journal: journal, gate: gate)], journal: journal)
+        let boot = Task { try await kernel.boot() }
+        let opened = Task { await kernel.open("ghost://dashboard/weather/city?name=Oslo") }
+        #expect(await kernel.state(of: "com.app.weather")?.isActive != true)
+        gate.open()
+        #expect(await opened.value == .handled(tab: "dashboard", module: "com.app.weather"))
+        _ = try await boot.value
+        #expect(journal.all == ["navigate dashboard", "weather city Oslo"])
+    }
+
+    @Test("waiting links are bounded in time and in number")
+    func pendingBounded() async throws {
+        let journal = Journal()
+        let blocked = linkKernel(
+            [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
+            options: KernelOptions(pendingDeeplinkTimeLimit: .milliseconds(50)))
+        try await blocked.boot()
+        guard case .notHandled(let late) = await blocked.open("ghost://dashboard/weather/city?name=Oslo") else {
+            Issue.record("a link for a module that never activates must not be handled")
+            return
+        }
+        #expect(late.code == .moduleInactive)
+        #expect(late.message.hasPrefix("com.app.weather did not become active within"))
+        let full = linkKernel(
+            [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
+            options: KernelOptions(pendingDeeplinkLimit: 0))
+        try await full.boot()
+        guard case .notHandled(let dropped) = await full.open("ghost://dashboard/weather/city?name=Oslo") else {
+            Issue.record("with no room to wait the link must be dropped")
+            return
+        }
+        #expect(dropped.code == .pendingLimit)
+    }
+
+    @Test("two modules handling one feature and action is a diagnostic, and the second cannot run")
+    func duplicateHandlers() async throws {
+        let journal = Journal()
+        let rival = serviceModule("com.app.rival") { $0.handle(CityRoute.self) { _, _ in } }
+        let diagnostics = Kernel.validate(catalog(weatherLinks(journal: journal), rival), host: testHost)
+            .filter { $0.code == .duplicateDeeplinkHandler }
+        #expect(
+            diagnostics.map(\.message) == [
+                "com.app.weather and com.app.rival both handle the link weather/city; com.app.weather's is kept, com.app.rival cannot run."
+            ])
+    }
+}
