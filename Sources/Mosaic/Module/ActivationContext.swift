@@ -16,11 +16,13 @@ public struct ActivationContext: Sendable {
     public let standard: (any Standard)?
     /// Every module's contributions to the host's extension points, for a module that gathers them.
     public let contributions: Contributions
+    /// The event bus, publishing as this module.
+    public let events: Events
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     public init(
         id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
-        standard: (any Standard)? = nil, contributions: Contributions = Contributions()
+        standard: (any Standard)? = nil, contributions: Contributions = Contributions(), events: Events? = nil
     ) {
         self.id = id
         self.version = version
@@ -29,6 +31,7 @@ public struct ActivationContext: Sendable {
         self.services = services
         self.standard = standard
         self.contributions = contributions
+        self.events = events ?? Events(bus: nil, module: id)
     }
 
     /// The host's standard as `type`, or `nil` when there is none or it does not conform; a module that declared

@@ -70,9 +70,11 @@ extension Kernel {
         else { return nil }
         let manifest = graph.nodes[index].manifest
         for box in serviceRuntime.provided[index] { box.activate() }
+        eventHub.activate(manifest.id)
         let context = ActivationContext(
             id: manifest.id, version: manifest.version, host: host, logger: Logger(label: manifest.id.rawValue),
-            services: serviceRuntime.views[index], standard: standard, contributions: Contributions(contributionStore))
+            services: serviceRuntime.views[index], standard: standard, contributions: Contributions(contributionStore),
+            events: Events(bus: eventHub, module: manifest.id))
         let make = graph.nodes[index].entry.factory.make
         return {
             try await context.services.inject {
@@ -115,6 +117,7 @@ extension Kernel {
         failures[id] = reason
         records[index].activationTime = duration
         for box in serviceRuntime.provided[index] { box.deactivate() }
+        eventHub.deactivate(id)
         runtimeDiagnostics.append(
             Diagnostic(code, .error, modules: [id], message: "\(id) failed: \(reason)", fix: fix))
         logger.error("module failed to activate", metadata: ["module": "\(id)", "reason": "\(reason)"])
@@ -152,6 +155,7 @@ extension Kernel {
         }
         records[index].instance = nil
         for box in serviceRuntime.provided[index] { box.deactivate() }
+        eventHub.deactivate(graph.nodes[index].id)
         move(index) { lifecycle in
             guard case .active(let active) = lifecycle else { return nil }
             return .deactivated(active.deactivate())

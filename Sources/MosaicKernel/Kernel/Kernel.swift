@@ -49,6 +49,8 @@ public actor Kernel {
     let contributionStore: ContributionStore
     /// The deeplink handlers of active modules.
     let deeplinkRouter: DeeplinkRouter
+    /// Events between modules.
+    let eventHub = EventHub()
     /// One record per module, at the module's position in ``graph``.
     var records: [Record] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
@@ -163,6 +165,7 @@ public actor Kernel {
             changes.finish()
             contributionStore.finish()
             deeplinkRouter.finish()
+            eventHub.finish()
         }
     }
 

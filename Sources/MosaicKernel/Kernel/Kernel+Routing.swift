@@ -31,3 +31,8 @@ extension Kernel {
         return (key, route)
     }
 }
+
+extension Kernel {
+    /// The host's handle on the event bus: it publishes as `mosaic.host` and may subscribe to any event type.
+    public nonisolated var events: Events { Events(bus: eventHub, module: EventHub.host) }
+}
