@@ -37,11 +37,15 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     for _ in 0..<300 { _ = try await registerAndResolveMany("mosaic") }
 } else if CommandLine.arguments.dropFirst().first == "profile-revoke" {
     try await runContributionBenchmark(rounds: 1_000, reads: 10)
+} else if CommandLine.arguments.dropFirst().first == "events" {
+    try await runEventBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "deeplinks" {
     try await runDeeplinkBenchmark()
+    try await runEventBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "contributions" {
     try await runContributionBenchmark()
     try await runDeeplinkBenchmark()
+    try await runEventBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {
@@ -51,4 +55,5 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runServiceBenchmark()
     try await runContributionBenchmark()
     try await runDeeplinkBenchmark()
+    try await runEventBenchmark()
 }
