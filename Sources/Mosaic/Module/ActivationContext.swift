@@ -18,11 +18,14 @@ public struct ActivationContext: Sendable {
     public let contributions: Contributions
     /// The event bus, publishing as this module.
     public let events: Events
+    /// Shared state, writing as this module.
+    public let state: SharedState
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     public init(
         id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
-        standard: (any Standard)? = nil, contributions: Contributions = Contributions(), events: Events? = nil
+        standard: (any Standard)? = nil, contributions: Contributions = Contributions(), events: Events? = nil,
+        state: SharedState? = nil
     ) {
         self.id = id
         self.version = version
@@ -32,6 +35,7 @@ public struct ActivationContext: Sendable {
         self.standard = standard
         self.contributions = contributions
         self.events = events ?? Events(bus: nil, module: id)
+        self.state = state ?? SharedState(store: nil, module: id)
     }
 
     /// The host's standard as `type`, or `nil` when there is none or it does not conform; a module that declared

@@ -74,7 +74,7 @@ extension Kernel {
         let context = ActivationContext(
             id: manifest.id, version: manifest.version, host: host, logger: Logger(label: manifest.id.rawValue),
             services: serviceRuntime.views[index], standard: standard, contributions: Contributions(contributionStore),
-            events: Events(bus: eventHub, module: manifest.id))
+            events: Events(bus: eventHub, module: manifest.id), state: SharedState(store: stateHub, module: manifest.id))
         let make = graph.nodes[index].entry.factory.make
         return {
             try await context.services.inject {

@@ -36,3 +36,8 @@ extension Kernel {
     /// The host's handle on the event bus: it publishes as `mosaic.host` and may subscribe to any event type.
     public nonisolated var events: Events { Events(bus: eventHub, module: EventHub.host) }
 }
+
+extension Kernel {
+    /// The host's handle on shared state: it may write every key.
+    public nonisolated var state: SharedState { SharedState(store: stateHub, module: StateHub.host) }
+}

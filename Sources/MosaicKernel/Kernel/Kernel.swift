@@ -51,6 +51,8 @@ public actor Kernel {
     let deeplinkRouter: DeeplinkRouter
     /// Events between modules.
     let eventHub = EventHub()
+    /// State shared between modules.
+    let stateHub: StateHub
     /// One record per module, at the module's position in ``graph``.
     var records: [Record] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
@@ -95,6 +97,7 @@ public actor Kernel {
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         self.serviceRuntime = ServiceRuntime(graph: graph, preview: options.preview)
         self.contributionStore = ContributionStore(points: graph.points.values)
+        self.stateHub = StateHub(directory: options.stateDirectory)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
             pendingTimeLimit: options.pendingDeeplinkTimeLimit)
@@ -166,6 +169,7 @@ public actor Kernel {
             contributionStore.finish()
             deeplinkRouter.finish()
             eventHub.finish()
+            stateHub.finish()
         }
     }
 
@@ -202,7 +206,7 @@ public actor Kernel {
 
     /// Every current problem: discovery and validation, authorization, then what happened at run time.
     public var diagnostics: [Diagnostic] {
-        graph.diagnostics + authorizationDiagnostics + runtimeDiagnostics
+        graph.diagnostics + authorizationDiagnostics + runtimeDiagnostics + stateHub.diagnostics
     }
 
     func requireRunning() throws(KernelError) {

@@ -15,6 +15,8 @@ public struct KernelOptions: Sendable {
     public var pendingDeeplinkLimit: Int
     /// How long a link waits for its handler's module before it is reported not handled.
     public var pendingDeeplinkTimeLimit: Duration
+    /// Where state keys persisted as files are kept; `nil` keeps them in memory.
+    public var stateDirectory: String?
     /// How many modules may activate (or deactivate) at once; at least 1.
     public var maximumConcurrentActivations: Int
     /// Whether services use their preview factories, where they have one (for design-time hosts and demos).
@@ -28,6 +30,7 @@ public struct KernelOptions: Sendable {
         deeplinkRules: DeeplinkRules = DeeplinkRules(),
         pendingDeeplinkLimit: Int = 32,
         pendingDeeplinkTimeLimit: Duration = .seconds(10),
+        stateDirectory: String? = nil,
         maximumConcurrentActivations: Int = 8,
         preview: Bool = false
     ) {
@@ -38,6 +41,7 @@ public struct KernelOptions: Sendable {
         self.deeplinkRules = deeplinkRules
         self.pendingDeeplinkLimit = max(0, pendingDeeplinkLimit)
         self.pendingDeeplinkTimeLimit = pendingDeeplinkTimeLimit
+        self.stateDirectory = stateDirectory
         self.maximumConcurrentActivations = max(1, maximumConcurrentActivations)
     }
 }

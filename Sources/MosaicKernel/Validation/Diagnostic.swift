@@ -169,6 +169,10 @@ extension Diagnostic {
         /// Two handlers for one feature and action.
         public static let duplicateDeeplinkHandler: Code = "deeplink.duplicate-handler"
 
+        // Shared state
+        /// Persisted state could not be read, or cannot be persisted.
+        public static let statePersistence: Code = "state.persistence"
+
         // Authorization
         /// A module needs an entitlement the host has not granted.
         public static let missingEntitlement: Code = "authorization.missing-entitlement"

@@ -1,0 +1,57 @@
+/// A module's handle on shared state, writing as the module.
+///
+/// ```swift
+/// let city = context.state[.favouriteCity]
+/// try context.state.update(.favouriteCity) { $0 = "Oslo" }
+/// for await city in context.state.values(of: .favouriteCity) { … }
+/// ```
+public struct SharedState: Sendable {
+    private let store: (any StateStore)?
+    /// The module this handle writes as.
+    public let module: ModuleID
+
+    package init(store: (any StateStore)?, module: ModuleID) {
+        self.store = store
+        self.module = module
+    }
+
+    /// The current value of `key` (its initial value when there is no store).
+    public subscript<Value>(key: StateKey<Value>) -> Value {
+        store?.read(key) ?? key.initial
+    }
+
+    /// Replaces `key`'s value.
+    public func set<Value>(_ key: StateKey<Value>, to value: Value) throws {
+        try update(key) { $0 = value }
+    }
+
+    /// Changes `key`'s value in place, atomically with respect to every other write of the key.
+    public func update<Value>(_ key: StateKey<Value>, _ change: (inout Value) throws -> Void) throws {
+        guard let store else { throw StateError("\(module) has no state store: it is not running in a kernel.") }
+        try store.write(key, as: module, change)
+    }
+
+    /// `key`'s value now, then each new value.
+    public func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value> {
+        store?.values(of: key) ?? AsyncStream { $0.finish() }
+    }
+
+    /// One part of `key`'s value, now and each time that part changes (other changes are not reported).
+    public func values<Value, Part: Equatable & Sendable>(
+        of key: StateKey<Value>, _ part: any KeyPath<Value, Part> & Sendable
+    ) -> AsyncStream<Part> {
+        let values = values(of: key)
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                var last: Part?
+                for await value in values {
+                    let current = value[keyPath: part]
+                    if current != last { continuation.yield(current) }
+                    last = current
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// A piece of state modules share without importing each other (AppState's `Application.state`): declared in an
+/// interface target with its initial value, read, written and observed by any module.
+///
+/// ```swift
+/// extension StateKey where Value == String {
+///     static let favouriteCity = StateKey("com.ghost.favourite-city", initial: "Chicago", persistence: .jsonFile)
+/// }
+/// ```
+public struct StateKey<Value: Codable & Sendable & Equatable>: Sendable {
+    /// The key's identifier, unique in the app; also the name of its file when persisted.
+    public let id: String
+    /// The value before anything is written (and when persisted data cannot be read).
+    public let initial: Value
+    public let persistence: StatePersistence
+    /// The modules allowed to write; `nil` lets every module write. The host may always write.
+    public let writers: Set<ModuleID>?
+
+    public init(
+        _ id: String, initial: Value, persistence: StatePersistence = .memory, writers: Set<ModuleID>? = nil
+    ) {
+        self.id = id
+        self.initial = initial
+        self.persistence = persistence
+        self.writers = writers
+    }
+}
+
+/// Where a state key's value lives.
+public enum StatePersistence: Sendable, Hashable {
+    /// In memory: gone when the process ends.
+    case memory
+    /// A JSON file in the kernel's state directory, replaced atomically on each write, so a crash leaves the old
+    /// value or the new one, never a mix.
+    case jsonFile
+}
+
+/// Why a state write was refused.
+public struct StateError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+    package init(_ message: String) { self.message = message }
+}
+
+/// What keeps shared state: the kernel, or a test harness.
+public protocol StateStore: Sendable {
+    /// The current value of `key`.
+    func read<Value>(_ key: StateKey<Value>) -> Value
+    /// Changes `key`'s value atomically as `writer`; observers see the new value if it differs.
+    func write<Value>(
+        _ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void
+    ) throws
+    /// The value now, then each new value; a slow observer skips to the newest.
+    func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value>
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Mosaic
+import MosaicKernel
+import Testing
+
+struct Preferences: Codable, Sendable, Equatable {
+    var city: String
+    var units: String
+}
+
+extension StateKey where Value == Preferences {
+    static var preferences: Self { StateKey("com.app.preferences", initial: Preferences(city: "Chicago", units: "metric")) }
+    static var savedPreferences: Self {
+        StateKey("com.app.saved-preferences", initial: Preferences(city: "Chicago", units: "metric"), persistence: .jsonFile)
+    }
+}
+
+extension StateKey where Value == Int {
+    static var counter: Self { StateKey("com.app.counter", initial: 0) }
+    static var weatherOnly: Self { StateKey("com.app.weather-only", initial: 0, writers: ["com.app.weather"]) }
+}
+
+/// A fresh, empty directory for one test.
+func temporaryDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+@Suite(.timeLimit(.minutes(1))) struct SharedStateTests {
+    @Test("modules read, write and observe a key; observers see each new value once")
+    func readWriteObserve() async throws {
+        let contexts = Contexts()
+        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts), eventModule("com.app.dashboard", contexts: contexts)])
+        try await kernel.boot()
+        let weather = try #require(contexts["com.app.weather"])
+        let dashboard = try #require(contexts["com.app.dashboard"])
+        var values = dashboard.state.values(of: .preferences).makeAsyncIterator()
+        #expect(await values.next()?.city == "Chicago")
+        try weather.state.update(.preferences) { $0.city = "Oslo" }
+        #expect(await values.next()?.city == "Oslo")
+        try weather.state.set(.preferences, to: Preferences(city: "Oslo", units: "metric"))
+        try kernel.state.update(.preferences) { $0.units = "imperial" }
+        #expect(await values.next() == Preferences(city: "Oslo", units: "imperial"), "an unchanged write is not reported")
+        #expect(dashboard.state[.preferences].units == "imperial")
+    }
+
+    @Test("a slice is observed on its own: changes elsewhere in the value are not reported")
+    func slices() async throws {
+        let kernel = makeKernel([])
+        try await kernel.boot()
+        var cities = kernel.state.values(of: .preferences, \.city).makeAsyncIterator()
+        #expect(await cities.next() == "Chicago")
+        try kernel.state.update(.preferences) { $0.units = "imperial" }
+        try kernel.state.update(.preferences) { $0.city = "Lima" }
+        #expect(await cities.next() == "Lima")
+    }
+
+    @Test("a key may restrict its writers; others are refused with who may write")
+    func writers() async throws {
+        let contexts = Contexts()
+        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts), eventModule("com.app.sports", contexts: contexts)])
+        try await kernel.boot()
+        try #require(contexts["com.app.weather"]).state.set(.weatherOnly, to: 3)
+        let error = #expect(throws: StateError.self) { try contexts["com.app.sports"]?.state.set(.weatherOnly, to: 4) }
+        #expect(error?.message == "com.app.sports may not write com.app.weather-only; only com.app.weather may.")
+        #expect(kernel.state[.weatherOnly] == 3)
+    }
+
+    @Test("writes are atomic per key: 10,000 concurrent increments all count")
+    func atomicWrites() async throws {
+        let kernel = makeKernel([])
+        try await kernel.boot()
+        let state = kernel.state
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<100 {
+                group.addTask { for _ in 0..<100 { try? state.update(.counter) { $0 += 1 } } }
+            }
+        }
+        #expect(state[.counter] == 10_000)
+    }
+
+    @Test("a key kept in a file survives a restart of the kernel")
+    func persisted() async throws {
+        let directory = try temporaryDirectory()
+        let first = makeKernel([], options: KernelOptions(stateDirectory: directory))
+        try await first.boot()
+        try first.state.update(.savedPreferences) { $0.city = "Lisbon" }
+        await first.shutdown()
+        let second = makeKernel([], options: KernelOptions(stateDirectory: directory))
+        try await second.boot()
+        #expect(second.state[.savedPreferences].city == "Lisbon")
+        #expect(await second.diagnostics.isEmpty)
+    }
+
+    @Test("unreadable saved data gives a diagnostic and the initial value, and the bad file is kept aside")
+    func unreadable() async throws {
+        let directory = try temporaryDirectory()
+        let file = URL(fileURLWithPath: directory).appendingPathComponent("com.app.saved-preferences.json")
+        try Data("{\"city\": 42".utf8).write(to: file)
+        let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
+        try await kernel.boot()
+        #expect(kernel.state[.savedPreferences].city == "Chicago")
+        let problem = try #require(await kernel.diagnostics.first { $0.code == .statePersistence })
+        #expect(problem.message.contains("cannot be read as Preferences"))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("unreadable") }
+        #expect(kept.count == 1)
+        #expect(try String(contentsOfFile: directory + "/" + kept[0], encoding: .utf8) == "{\"city\": 42")
+    }
+
+    @Test("a file-kept key without a state directory lives in memory, with a warning")
+    func noDirectory() async throws {
+        let kernel = makeKernel([])
+        try await kernel.boot()
+        try kernel.state.update(.savedPreferences) { $0.city = "Oslo" }
+        #expect(kernel.state[.savedPreferences].city == "Oslo")
+        #expect(await kernel.diagnostics.map(\.code) == [.statePersistence])
+    }
+}
