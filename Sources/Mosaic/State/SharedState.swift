@@ -26,6 +26,8 @@ public struct SharedState: Sendable {
     }
 
     /// Changes `key`'s value in place, atomically with respect to every other write of the key.
+    ///
+    /// `change` runs while the store holds its lock: keep it short, and do not read or write shared state in it.
     public func update<Value>(_ key: StateKey<Value>, _ change: (inout Value) throws -> Void) throws {
         guard let store else { throw StateError("\(module) has no state store: it is not running in a kernel.") }
         try store.write(key, as: module, change)
