@@ -52,6 +52,12 @@ let package = Package(
             path: "Examples/Ghost/Sources/ghost",
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "state-writer",
+            dependencies: ["Mosaic", "MosaicKernel", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/StateWriter",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "MosaicTests",
             dependencies: ["Mosaic"],
@@ -63,6 +69,7 @@ let package = Package(
                 "Mosaic",
                 "MosaicKernel",
                 "GhostApp",
+                "state-writer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -1,0 +1,30 @@
+// A child process for the crash tests: writes a large state key over and over in the state directory named by its
+// first argument, printing each round's number just before its write, until it is killed.
+import Foundation
+import Logging
+import Mosaic
+import MosaicKernel
+
+extension StateKey where Value == String {
+    /// 2 MB of one digit per round: big enough that a kill may land inside the write, and a torn write shows as
+    /// a short or mixed string, or as JSON that does not decode.
+    static var crashTest: Self { StateKey("com.test.crash", initial: "", persistence: .jsonFile) }
+}
+
+guard CommandLine.arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: state-writer STATE-DIRECTORY\n".utf8))
+    exit(64)
+}
+var quiet = Logger(label: "state-writer")
+quiet.logLevel = .critical
+let kernel = Kernel(
+    catalog: ModuleCatalog(), host: HostEnvironment(version: "1.0.0"),
+    options: KernelOptions(stateDirectory: CommandLine.arguments[1]), logger: quiet)
+try await kernel.boot()
+var round = 0
+while true {
+    round += 1
+    // Unbuffered, so the test knows at once that a write is starting.
+    FileHandle.standardOutput.write(Data("\(round)\n".utf8))
+    try kernel.state.set(.crashTest, to: String(repeating: String(round % 10), count: 2_000_000))
+}
