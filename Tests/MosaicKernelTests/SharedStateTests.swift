@@ -10,6 +10,9 @@ struct Preferences: Codable, Sendable, Equatable {
 
 extension StateKey where Value == Preferences {
     static var preferences: Self { StateKey("com.app.preferences", initial: Preferences(city: "Chicago", units: "metric")) }
+    static var storedPreferences: Self {
+        StateKey("com.app.stored-preferences", initial: Preferences(city: "Chicago", units: "metric"), persistence: .database)
+    }
     static var savedPreferences: Self {
         StateKey("com.app.saved-preferences", initial: Preferences(city: "Chicago", units: "metric"), persistence: .jsonFile)
     }
@@ -91,6 +94,26 @@ func temporaryDirectory() throws -> String {
         try await second.boot()
         #expect(second.state[.savedPreferences].city == "Lisbon")
         #expect(await second.diagnostics.isEmpty)
+    }
+
+    @Test("a key kept in the SQLite database survives a restart; an unreadable row is kept aside")
+    func database() async throws {
+        let directory = try temporaryDirectory()
+        let first = makeKernel([], options: KernelOptions(stateDirectory: directory))
+        try await first.boot()
+        try first.state.update(.storedPreferences) { $0.city = "Lisbon" }
+        await first.shutdown()
+        let second = makeKernel([], options: KernelOptions(stateDirectory: directory))
+        try await second.boot()
+        #expect(second.state[.storedPreferences].city == "Lisbon")
+        #expect(await second.diagnostics.isEmpty)
+        // The same identifier read as another type: the row cannot be decoded.
+        let changedType = StateKey("com.app.stored-preferences", initial: 7, persistence: .database)
+        let third = makeKernel([], options: KernelOptions(stateDirectory: directory))
+        try await third.boot()
+        #expect(third.state[changedType] == 7)
+        let problem = try #require(await third.diagnostics.first { $0.code == .statePersistence })
+        #expect(problem.message.contains("cannot be read as Int") && problem.message.contains("mosaic_state_unreadable"))
     }
 
     @Test("unreadable saved data gives a diagnostic and the initial value, and the bad file is kept aside")

@@ -5,6 +5,7 @@ import Testing
 
 extension StateKey where Value == String {
     static var crashTest: Self { StateKey("com.test.crash", initial: "", persistence: .jsonFile) }
+    static var crashTestDatabase: Self { StateKey("com.test.crash", initial: "", persistence: .database) }
 }
 
 /// The `state-writer` executable built beside the tests.
@@ -19,13 +20,15 @@ func stateWriter() throws -> URL {
 }
 
 @Suite(.timeLimit(.minutes(1))) struct StateCrashTests {
-    @Test("a process killed while writing a file-kept key leaves the old or the new value, never a torn one")
-    func killedDuringWrites() async throws {
+    @Test(
+        "a process killed while writing a persisted key leaves the old or the new value, never a torn one",
+        arguments: ["file", "database"])
+    func killedDuringWrites(store: String) async throws {
         let directory = try temporaryDirectory()
         for _ in 0..<3 {
             let process = Process()
             process.executableURL = try stateWriter()
-            process.arguments = [directory]
+            process.arguments = [directory, store]
             let output = Pipe()
             process.standardOutput = output
             try process.run()
@@ -42,7 +45,7 @@ func stateWriter() throws -> URL {
 
             let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
             try await kernel.boot()
-            let value = kernel.state[.crashTest]
+            let value = kernel.state[store == "file" ? .crashTest : .crashTestDatabase]
             #expect(await kernel.diagnostics.isEmpty, "the saved file must always be readable")
             #expect(value.utf8.count == 2_000_000 && Set(value.utf8).count == 1, "one whole round, not a torn one")
         }

@@ -1,20 +1,17 @@
 // A child process for the crash tests: writes a large state key over and over in the state directory named by its
-// first argument, printing each round's number just before its write, until it is killed.
+// first argument (in a file or the database, as the second says), printing each round's number just before its write, until it is killed.
 import Foundation
 import Logging
 import Mosaic
 import MosaicKernel
 
-extension StateKey where Value == String {
-    /// 2 MB of one digit per round: big enough that a kill may land inside the write, and a torn write shows as
-    /// a short or mixed string, or as JSON that does not decode.
-    static var crashTest: Self { StateKey("com.test.crash", initial: "", persistence: .jsonFile) }
-}
-
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: state-writer STATE-DIRECTORY\n".utf8))
+guard CommandLine.arguments.count == 3, let persistence = ["file": StatePersistence.jsonFile, "database": .database][CommandLine.arguments[2]] else {
+    FileHandle.standardError.write(Data("usage: state-writer STATE-DIRECTORY file|database\n".utf8))
     exit(64)
 }
+/// 2 MB of one digit per round: big enough that a kill may land inside the write, and a torn write shows as a
+/// short or mixed string, or as data that does not decode.
+let key = StateKey("com.test.crash", initial: "", persistence: persistence)
 var quiet = Logger(label: "state-writer")
 quiet.logLevel = .critical
 let kernel = Kernel(
@@ -26,5 +23,5 @@ while true {
     round += 1
     // Unbuffered, so the test knows at once that a write is starting.
     FileHandle.standardOutput.write(Data("\(round)\n".utf8))
-    try kernel.state.set(.crashTest, to: String(repeating: String(round % 10), count: 2_000_000))
+    try kernel.state.set(key, to: String(repeating: String(round % 10), count: 2_000_000))
 }

@@ -32,6 +32,8 @@ public enum StatePersistence: Sendable, Hashable {
     /// A JSON file in the kernel's state directory, replaced atomically on each write, so a crash leaves the old
     /// value or the new one, never a mix.
     case jsonFile
+    /// A row of an SQLite database in the kernel's state directory, written in a transaction.
+    case database
 }
 
 /// Why a state write was refused.

@@ -1,9 +1,16 @@
 internal import Foundation
 internal import Mosaic
 
+/// Where persisted state keys are kept.
+protocol StatePersister: Sendable {
+    /// The saved value, `nil` when nothing was saved, or why the saved data cannot be used.
+    func load<Value: Decodable>(_ type: Value.Type, for id: String) -> (value: Value?, problem: Diagnostic?)
+    func save<Value: Encodable>(_ value: Value, for id: String) throws
+}
+
 /// JSON files of persisted state keys, one per key, each replaced atomically (written aside, then renamed over the
 /// old one) so that a crash in the middle of a write leaves the old value or the new one.
-struct StateFiles: Sendable {
+struct StateFiles: StatePersister {
     let directory: String
 
     func url(for id: String) -> URL {

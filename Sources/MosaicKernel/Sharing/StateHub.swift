@@ -13,6 +13,10 @@ final class StateHub: StateStore {
 
     private struct State {
         var entries: [String: Entry] = [:]
+        /// The database, opened on the first use of a `.database` key.
+        var database: StateDatabase?
+        /// Whether opening the database failed (reported once; its keys then live in memory).
+        var databaseUnavailable = false
         var nextObserver = 0
         var diagnostics: [Diagnostic] = []
         var finished = false
@@ -22,11 +26,11 @@ final class StateHub: StateStore {
     static let host: ModuleID = "mosaic.host"
 
     private let state = Mutex(State())
-    private let files: StateFiles?
+    private let directory: String?
 
-    /// A hub persisting `.jsonFile` keys under `directory`; without one, they live in memory (with a warning).
+    /// A hub persisting keys under `directory`; without one, they live in memory (with a warning).
     init(directory: String?) {
-        files = directory.map(StateFiles.init(directory:))
+        self.directory = directory
     }
 
     /// Problems met with persisted state.
@@ -49,7 +53,7 @@ final class StateHub: StateStore {
             var value = current(key, in: &state)
             try update(&value)
             guard value != current(key, in: &state) else { return }
-            if key.persistence == .jsonFile, let files { try files.save(value, for: key.id) }
+            if let persister = persister(for: key.persistence, in: &state) { try persister.save(value, for: key.id) }
             state.entries[key.id]?.value = value
             for observer in state.entries[key.id]?.observers.values ?? [:].values { observer(value) }
         }
@@ -91,21 +95,49 @@ final class StateHub: StateStore {
             return entry.value as? Value ?? key.initial
         }
         var value = key.initial
-        if key.persistence == .jsonFile {
-            if let files {
-                let (loaded, problem) = files.load(Value.self, for: key.id)
+        if key.persistence != .memory {
+            if let persister = persister(for: key.persistence, in: &state) {
+                let (loaded, problem) = persister.load(Value.self, for: key.id)
                 if let loaded { value = loaded }
                 if let problem { state.diagnostics.append(problem) }
-            } else {
+            } else if directory == nil {
                 state.diagnostics.append(
                     Diagnostic(
                         .statePersistence, .warning, modules: [],
-                        message: "\(key.id) asks to be kept in a file, but the kernel has no state directory; it is "
-                            + "kept in memory and lost when the app ends.",
+                        message: "\(key.id) asks to be persisted, but the kernel has no state directory; it is kept "
+                            + "in memory and lost when the app ends.",
                         fix: "Set KernelOptions.stateDirectory."))
             }
         }
         state.entries[key.id] = Entry(type: ObjectIdentifier(Value.self), value: value)
         return value
+    }
+
+    /// Where keys of `persistence` are kept, or `nil` for memory (also when the database cannot be opened, which
+    /// is reported once).
+    private func persister(for persistence: StatePersistence, in state: inout State) -> (any StatePersister)? {
+        guard let directory else { return nil }
+        switch persistence {
+        case .memory:
+            return nil
+        case .jsonFile:
+            return StateFiles(directory: directory)
+        case .database:
+            if let database = state.database { return database }
+            guard !state.databaseUnavailable else { return nil }
+            do {
+                state.database = try StateDatabase(directory: directory)
+                return state.database
+            } catch {
+                state.databaseUnavailable = true
+                state.diagnostics.append(
+                    Diagnostic(
+                        .statePersistence, .error, modules: [],
+                        message: "The state database in \(directory) cannot be opened (\(error)); database keys are "
+                            + "kept in memory.",
+                        fix: "Check that the directory is writable; move a damaged state.sqlite aside."))
+                return nil
+            }
+        }
     }
 }
