@@ -32,22 +32,20 @@ extension Kernel {
     }
 
     func startParticipants(_ index: Int, _ phase: LifecyclePhase) -> ModuleJob? {
-        let participants = graph.nodes[index].registrar.participants.filter { $0.phase == phase }
-        let services = serviceRuntime.views[index]
-        return {
-            try await services.inject {
-                for participant in participants { try await participant.run(services) }
-            }
-            return nil
-        }
+        startSteps(index, graph.nodes[index].registrar.participants.filter { $0.phase == phase }.map(\.run))
     }
 
     func startListeners(_ index: Int, _ event: HostEvent) -> ModuleJob? {
         let listeners = graph.nodes[index].registrar.listeners.filter { $0.kind == event.kind }
+        return startSteps(index, listeners.map { listener in { services in try await listener.handle(event, services) } })
+    }
+
+    /// The job that runs `steps` in order with the services of the module at `index` (also as `@Injected`'s).
+    private func startSteps(_ index: Int, _ steps: [@Sendable (Services) async throws -> Void]) -> ModuleJob {
         let services = serviceRuntime.views[index]
         return {
             try await services.inject {
-                for listener in listeners { try await listener.handle(event, services) }
+                for step in steps { try await step(services) }
             }
             return nil
         }

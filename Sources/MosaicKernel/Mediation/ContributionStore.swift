@@ -90,17 +90,20 @@ final class ContributionStore: ContributionSource {
             var changed: Set<String> = []
             for (declaration, contribution) in contributions {
                 let id = declaration.point.id
-                guard let order = state.points[id]?.declaration.order else { continue }
+                guard state.points[id] != nil else { continue }
                 let entry = Entry(
                     module: module, keys: declaration.keys(module: module), entitlement: declaration.entitlement,
                     contribution: contribution)
                 state.points[id]?.entries.append(entry)
-                state.points[id]?.entries.sort { order.precedes($0.keys, $1.keys) }
                 state.pointsOfModule[module, default: []].insert(id)
                 if let entitlement = declaration.entitlement { state.pointsOfEntitlement[entitlement, default: []].insert(id) }
                 changed.insert(id)
             }
-            for id in changed { Self.publish(id, in: &state) }
+            for id in changed {
+                guard let order = state.points[id]?.declaration.order else { continue }
+                state.points[id]?.entries.sort { order.precedes($0.keys, $1.keys) }
+                Self.publish(id, in: &state)
+            }
         }
     }
 

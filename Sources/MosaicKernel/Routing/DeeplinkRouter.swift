@@ -126,7 +126,7 @@ final class DeeplinkRouter: Sendable {
     /// The live route for `key`, or why there is none (`moduleInactive` when its module may still come).
     private static func find(_ key: RouteKey, in state: State) -> Result<Route, DeeplinkError> {
         if let route = lookup(key, in: state.routes) { return .success(route) }
-        let owner = state.owners[key] ?? state.owners[RouteKey(feature: key.feature, action: nil)]
+        let owner = lookup(key, in: state.owners)
         guard let owner else {
             let features = Set(state.owners.keys.map(\.feature)).sorted()
             return .failure(
@@ -142,8 +142,9 @@ final class DeeplinkRouter: Sendable {
                 fix: "Activate \(owner) (grant its entitlements, fix its dependencies), then open the link again."))
     }
 
-    private static func lookup(_ key: RouteKey, in routes: [RouteKey: Route]) -> Route? {
-        routes[key] ?? routes[RouteKey(feature: key.feature, action: nil)]
+    /// The entry for `key`'s feature and action, else for its feature as a whole.
+    private static func lookup<Value>(_ key: RouteKey, in table: [RouteKey: Value]) -> Value? {
+        table[key] ?? table[RouteKey(feature: key.feature, action: nil)]
     }
 
     /// Waits for the module of `key` to activate, within the limits.
@@ -179,7 +180,7 @@ final class DeeplinkRouter: Sendable {
             state.withLock { $0.waiting[token]?.timer = timer }
         }
         guard let route else {
-            let owner = state.withLock { $0.owners[key] ?? $0.owners[RouteKey(feature: key.feature, action: nil)] }
+            let owner = state.withLock { Self.lookup(key, in: $0.owners) }
             return .failure(
                 DeeplinkError(
                     .moduleInactive,

@@ -50,9 +50,10 @@ final class StateHub: StateStore {
                 throw StateError(
                     "\(key.id) holds \(type(of: entry.value)), not \(Value.self); two keys share the identifier.")
             }
-            var value = current(key, in: &state)
+            let old = current(key, in: &state)
+            var value = old
             try update(&value)
-            guard value != current(key, in: &state) else { return }
+            guard value != old else { return }
             if let persister = persister(for: key.persistence, in: &state) { try persister.save(value, for: key.id) }
             state.entries[key.id]?.value = value
             for observer in state.entries[key.id]?.observers.values ?? [:].values { observer(value) }
