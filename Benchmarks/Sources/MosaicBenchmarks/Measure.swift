@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Runs `body` `warmups` times unmeasured, then `runs` times, and returns every run's duration sorted.
 func measure(warmups: Int = 2, runs: Int, _ body: () async throws -> Void) async rethrows -> Samples {
     for _ in 0..<warmups { try await body() }
@@ -41,4 +43,41 @@ func format(_ value: Double, places: Int = 2) -> String {
     for _ in 0..<places { scale *= 10 }
     let rounded = (value * scale).rounded() / scale
     return "\(rounded)"
+}
+
+/// Deliveries counted across observer tasks.
+final class DeliveryCounter: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+/// Fan-out timings in µs over 50 rounds (after 10 warm-ups): how long `trigger` takes to return, and how long until
+/// each of `observers` tasks, every one draining its own stream from `subscribe`, has seen an element `accept`s.
+func fanOut<Element: Sendable>(
+    observers: Int, subscribe: () -> AsyncStream<Element>, accept: @escaping @Sendable (Element) -> Bool = { _ in true },
+    trigger: (_ round: Int) throws -> Void
+) async rethrows -> (returns: Double, delivered: Double, deliveredP90: Double) {
+    let counter = DeliveryCounter()
+    let (done, signal) = AsyncStream.makeStream(of: Int.self)
+    for _ in 0..<observers {
+        let stream = subscribe()
+        Task {
+            for await element in stream where accept(element) {
+                let total = counter.value.add(1, ordering: .relaxed).newValue
+                if total.isMultiple(of: observers) { signal.yield(total) }
+            }
+        }
+    }
+    var doneIterator = done.makeAsyncIterator()
+    var returns: [Double] = []
+    var delivered: [Double] = []
+    for round in 1...60 {
+        let start = ContinuousClock.now
+        try trigger(round)
+        returns.append(start.duration(to: .now).nanoseconds / 1_000)
+        _ = await doneIterator.next()
+        delivered.append(start.duration(to: .now).nanoseconds / 1_000)
+    }
+    let returned = returns.dropFirst(10).sorted()
+    let all = delivered.dropFirst(10).sorted()
+    return (returned[25], all[25], all[45])
 }

@@ -38,23 +38,13 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
 } else if CommandLine.arguments.dropFirst().first == "profile-revoke" {
     try await runContributionBenchmark(rounds: 1_000, reads: 10)
 } else if CommandLine.arguments.dropFirst().first == "state" {
-    print("\nShared state (release build), median of 50 writes")
     try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "events" {
     try await runEventBenchmark()
-    print("\nShared state (release build), median of 50 writes")
-    try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "deeplinks" {
     try await runDeeplinkBenchmark()
-    try await runEventBenchmark()
-    print("\nShared state (release build), median of 50 writes")
-    try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "contributions" {
     try await runContributionBenchmark()
-    try await runDeeplinkBenchmark()
-    try await runEventBenchmark()
-    print("\nShared state (release build), median of 50 writes")
-    try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {
@@ -65,6 +55,5 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runContributionBenchmark()
     try await runDeeplinkBenchmark()
     try await runEventBenchmark()
-    print("\nShared state (release build), median of 50 writes")
     try await runStateBenchmark()
 }
