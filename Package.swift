@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "Mosaic", targets: ["Mosaic"]),
         .library(name: "MosaicKernel", targets: ["MosaicKernel"]),
+        .library(name: "MosaicTesting", targets: ["MosaicTesting"]),
         .executable(name: "ghost", targets: ["ghost"]),
     ],
     dependencies: [
@@ -43,9 +44,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "MosaicTesting",
+            dependencies: ["Mosaic", "MosaicKernel", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "GhostApp",
             dependencies: ["Mosaic", "MosaicKernel", .product(name: "Logging", package: "swift-log")],
             path: "Examples/Ghost/Sources/GhostApp",
+            resources: [.copy("Data/Samples")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -76,6 +83,11 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "MosaicTestingTests",
+            dependencies: ["Mosaic", "MosaicKernel", "MosaicTesting", "GhostApp"],
             swiftSettings: strictSettings
         ),
     ]

@@ -78,23 +78,6 @@ private enum Features: ModuleGroup {
         #expect(report["com.app.two"]?.activationTime == nil)
         #expect(report.duration > .zero)
     }
-
-    @Test("the Ghost example boots clean")
-    func ghost() async throws {
-        let kernel = Kernel(
-            catalog: ModuleCatalog(groups: AppManifest.groups), host: AppManifest.host,
-            entitlements: .granted(AppManifest.defaultEntitlements), logger: quietLogger)
-        let report = try await kernel.boot()
-        #expect(report.isClean, "\(report.table)")
-        #expect(report.modules.count == 6)
-        #expect(kernel.contributions(for: .tabs).map(\.id) == ["dashboard", "weather", "sports", "art"])
-        let widgets = kernel.contributions(for: .dashboardWidgets)
-        #expect(widgets.map(\.module) == ["com.ghost.weather", "com.ghost.sports", "com.ghost.art"])
-        #expect(try await widgets[0].content() == Panel(.heading("Today"), .text("Chicago: Windy, 12°C")))
-        try await kernel.revoke("sports")
-        #expect(kernel.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today", "art.daily"])
-        await kernel.shutdown()
-    }
 }
 
 @Suite struct BootLogTests {

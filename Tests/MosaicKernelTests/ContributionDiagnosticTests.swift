@@ -39,7 +39,8 @@ extension ExtensionPoint where Content == String {
     @Test("a point that takes exactly one, with none: an error naming the point")
     func exactlyOneMissing() {
         let found = diagnostics([], points: [ExtensionPoint.answer.erased]).filter { $0.code == .cardinalityViolated }
-        #expect(found.map(\.message) == ["com.app.answer takes exactly one contribution, but no module contributes to it."])
+        #expect(
+            found.map(\.message) == ["com.app.answer takes exactly one contribution, but no module contributes to it."])
     }
 
     @Test("a contribution to an undeclared point is a warning naming the closest point; the module still runs")

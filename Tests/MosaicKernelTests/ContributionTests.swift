@@ -6,7 +6,8 @@ import Testing
 /// A module that contributes one panel to `point` for each `(id, priority)`.
 func contributor(
     _ id: ModuleID, to point: ExtensionPoint<Panel> = .dashboardWidgets, _ items: [(String, Int)],
-    entitlements: Set<Entitlement> = [], onActivate: @escaping @Sendable (ActivationContext) async throws -> Void = { _ in }
+    entitlements: Set<Entitlement> = [],
+    onActivate: @escaping @Sendable (ActivationContext) async throws -> Void = { _ in }
 ) -> ModuleFactory {
     serviceModule(id, entitlements: entitlements, onActivate: onActivate) { module in
         for (item, priority) in items {
@@ -96,7 +97,10 @@ func firstList<Content>(
             ) { _ in },
         ])
         try await kernel.boot()
-        #expect(collected.withLock { $0 } == [Panel(.text("com.app.art/painting")), Panel(.text("com.app.weather/forecast"))])
+        #expect(
+            collected.withLock { $0 } == [
+                Panel(.text("com.app.art/painting")), Panel(.text("com.app.weather/forecast")),
+            ])
     }
 
     @Test("observers see the list change on revoke and grant, and the stream ends at shutdown", .timeLimit(.minutes(1)))

@@ -21,12 +21,17 @@ func weatherLinks(journal: Journal, gate: Gate? = nil, entitlements: Set<Entitle
         manifest: Manifest(id: "com.app.weather", version: "1.0.0", entitlements: entitlements),
         register: { module in
             module.handle(CityRoute.self) { route, _ in journal.add("weather city \(route.name)") }
-            module.handle(feature: "weather", requires: "radar") { link, _ in journal.add("weather \(link.action ?? "")") }
+            module.handle(feature: "weather", requires: "radar") { link, _ in
+                journal.add("weather \(link.action ?? "")")
+            }
         }
     ) { Probe(activate: { _ in await gate?.wait() }, deactivate: {}) }
 }
 
-func linkKernel(_ factories: [ModuleFactory], journal: Journal, entitlements: Set<Entitlement> = [], options: KernelOptions = KernelOptions()) -> Kernel {
+func linkKernel(
+    _ factories: [ModuleFactory], journal: Journal, entitlements: Set<Entitlement> = [],
+    options: KernelOptions = KernelOptions()
+) -> Kernel {
     Kernel(
         catalog: catalog(factories), host: testHost, entitlements: .granted(entitlements),
         navigator: { tab in journal.add("navigate \(tab)") }, options: options, logger: quietLogger)
@@ -41,7 +46,9 @@ func linkKernel(_ factories: [ModuleFactory], journal: Journal, entitlements: Se
         let link = CityRoute(name: "New York").link(scheme: "ghost")
         #expect(link.url == "ghost://dashboard/weather/city?name=New%20York")
         #expect(await kernel.open(link.url) == .handled(tab: "dashboard", module: "com.app.weather"))
-        #expect(await kernel.open("ghost://dashboard/weather/radar") == .handled(tab: "dashboard", module: "com.app.weather"))
+        #expect(
+            await kernel.open("ghost://dashboard/weather/radar")
+                == .handled(tab: "dashboard", module: "com.app.weather"))
         #expect(await kernel.open("ghost://sports") == .handled(tab: "sports", module: nil))
         #expect(
             journal.all == [
@@ -65,12 +72,15 @@ func linkKernel(_ factories: [ModuleFactory], journal: Journal, entitlements: Se
         #expect(await reason("ghost://dashboard/weather/radar")?.code == .notEntitled)
         #expect(
             await reason("ghost://dashboard/weather/city")?.message
-                == "com.app.weather's handler for ghost://dashboard/weather/city threw: ghost://dashboard/weather/city has no \"name\" parameter. Add ?name=… to the link.")
+                == "com.app.weather's handler for ghost://dashboard/weather/city threw: ghost://dashboard/weather/city has no \"name\" parameter. Add ?name=… to the link."
+        )
         #expect(await reason("https://evil.example/weather")?.code == .schemeNotAllowed)
         #expect(journal.all == ["navigate dashboard"], "only the link whose handler ran (and threw) navigated")
     }
 
-    @Test("a link that arrives before its module is active is delivered when the module activates", .timeLimit(.minutes(1)))
+    @Test(
+        "a link that arrives before its module is active is delivered when the module activates",
+        .timeLimit(.minutes(1)))
     func pendingDelivered() async throws {
         let journal = Journal()
         let gate = Gate()

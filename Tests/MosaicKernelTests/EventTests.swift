@@ -22,7 +22,9 @@ func eventModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], contexts: 
     @Test("subscribers receive typed events with the sender the kernel stamped, in publishing order")
     func typedAndStamped() async throws {
         let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts), eventModule("com.app.dashboard", contexts: contexts)])
+        let kernel = makeKernel([
+            eventModule("com.app.weather", contexts: contexts), eventModule("com.app.dashboard", contexts: contexts),
+        ])
         try await kernel.boot()
         let weather = try #require(contexts["com.app.weather"])
         let dashboard = try #require(contexts["com.app.dashboard"])
@@ -42,20 +44,26 @@ func eventModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], contexts: 
     @Test("a deactivated module can no longer publish, even with a handle it kept, and its subscriptions end")
     func spoofingAndEnd() async throws {
         let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", entitlements: ["weather"], contexts: contexts)], entitlements: ["weather"])
+        let kernel = makeKernel(
+            [eventModule("com.app.weather", entitlements: ["weather"], contexts: contexts)], entitlements: ["weather"])
         try await kernel.boot()
         let weather = try #require(contexts["com.app.weather"])
         let subscription = weather.events.subscribe(to: CityChanged.self)
         try await kernel.revoke("weather")
         let error = #expect(throws: EventError.self) { try weather.events.publish(CityChanged(name: "Spoofed")) }
-        #expect(error?.message == "com.app.weather is not active, so it cannot publish CityChanged; events come only from active modules.")
+        #expect(
+            error?.message
+                == "com.app.weather is not active, so it cannot publish CityChanged; events come only from active modules."
+        )
         #expect(await subscription.first { _ in true } == nil, "the module's subscription ended with it")
     }
 
     @Test("a subscriber that never reads does not hold up the publisher; it keeps the newest events and sees the gap")
     func slowSubscriber() async throws {
         let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts), eventModule("com.app.slow", contexts: contexts)])
+        let kernel = makeKernel([
+            eventModule("com.app.weather", contexts: contexts), eventModule("com.app.slow", contexts: contexts),
+        ])
         try await kernel.boot()
         let weather = try #require(contexts["com.app.weather"])
         let slow = try #require(contexts["com.app.slow"])

@@ -43,7 +43,9 @@ struct ForecastReader: Module {
         let error = #expect(throws: ServiceError.self) { try screen.$forecast.resolve() }
         #expect(error?.code == .outsideModule)
         #expect(error?.message.contains("withOverrides") == true)
-        await withOverrides { $0.override((any Forecast).self) { ClockForecast(clock: FixedClock(now: 9)) } } operation: {
+        await withOverrides {
+            $0.override((any Forecast).self) { ClockForecast(clock: FixedClock(now: 9)) }
+        } operation: {
             #expect(screen.forecast.text == "sunny at 9")
         }
     }

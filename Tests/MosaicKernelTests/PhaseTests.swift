@@ -42,8 +42,8 @@ struct RefreshFailed: Error {}
             participant("com.app.location", journal: journal),
             serviceModule("com.app.time") { module in
                 module.services.singleton((any Clock).self) { FixedClock(now: 5) }
-                module.participate(in: .launch) { services in
-                    let clock = try services.resolve((any Clock).self)
+                module.participate(in: .launch) { context in
+                    let clock = try context.services.resolve((any Clock).self)
                     seen.withLock { $0 = clock.now }
                 }
             },
@@ -58,7 +58,8 @@ struct RefreshFailed: Error {}
         #expect(await kernel.report()["com.app.weather"]?.phaseTimes[.postUI] == nil)
     }
 
-    @Test("a participant that throws or hangs is reported, and the phase goes on for the others", .timeLimit(.minutes(1)))
+    @Test(
+        "a participant that throws or hangs is reported, and the phase goes on for the others", .timeLimit(.minutes(1)))
     func failingParticipantIsolated() async throws {
         let journal = Journal()
         let gate = Gate()
@@ -73,12 +74,15 @@ struct RefreshFailed: Error {}
         let report = try await kernel.run(.launch)
         gate.open()
         #expect(Set(journal.all) == ["com.app.after launch", "com.app.fine launch"])
-        #expect(report["com.app.broken"]?.outcome == .failed("com.app.broken's participant in launch threw: RefreshFailed()"))
+        #expect(
+            report["com.app.broken"]?.outcome
+                == .failed("com.app.broken's participant in launch threw: RefreshFailed()"))
         #expect(report["com.app.stuck"]?.outcome == .timedOut)
         #expect(report.failures.count == 2)
         let codes = await kernel.diagnostics.map(\.code)
         #expect(codes.contains(.participantFailed) && codes.contains(.participantTimedOut))
-        #expect(await kernel.state(of: "com.app.broken")?.isActive == true, "a failed participant leaves its module active")
+        #expect(
+            await kernel.state(of: "com.app.broken")?.isActive == true, "a failed participant leaves its module active")
     }
 
     @Test("background refresh can be run again and again")
@@ -96,7 +100,9 @@ struct RefreshFailed: Error {}
         let journal = Journal()
         let kernel = makeKernel(
             [
-                participant("com.app.weather", entitlements: ["weather"], events: [.openedURL, "themeChanged"], journal: journal),
+                participant(
+                    "com.app.weather", entitlements: ["weather"], events: [.openedURL, "themeChanged"], journal: journal
+                ),
                 participant("com.app.sports", events: [.enteredBackground], journal: journal),
             ], entitlements: ["weather"])
         try await kernel.boot()

@@ -9,12 +9,17 @@ struct Preferences: Codable, Sendable, Equatable {
 }
 
 extension StateKey where Value == Preferences {
-    static var preferences: Self { StateKey("com.app.preferences", initial: Preferences(city: "Chicago", units: "metric")) }
+    static var preferences: Self {
+        StateKey("com.app.preferences", initial: Preferences(city: "Chicago", units: "metric"))
+    }
     static var storedPreferences: Self {
-        StateKey("com.app.stored-preferences", initial: Preferences(city: "Chicago", units: "metric"), persistence: .database)
+        StateKey(
+            "com.app.stored-preferences", initial: Preferences(city: "Chicago", units: "metric"), persistence: .database
+        )
     }
     static var savedPreferences: Self {
-        StateKey("com.app.saved-preferences", initial: Preferences(city: "Chicago", units: "metric"), persistence: .jsonFile)
+        StateKey(
+            "com.app.saved-preferences", initial: Preferences(city: "Chicago", units: "metric"), persistence: .jsonFile)
     }
 }
 
@@ -34,7 +39,9 @@ func temporaryDirectory() throws -> String {
     @Test("modules read, write and observe a key; observers see each new value once")
     func readWriteObserve() async throws {
         let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts), eventModule("com.app.dashboard", contexts: contexts)])
+        let kernel = makeKernel([
+            eventModule("com.app.weather", contexts: contexts), eventModule("com.app.dashboard", contexts: contexts),
+        ])
         try await kernel.boot()
         let weather = try #require(contexts["com.app.weather"])
         let dashboard = try #require(contexts["com.app.dashboard"])
@@ -44,7 +51,8 @@ func temporaryDirectory() throws -> String {
         #expect(await values.next()?.city == "Oslo")
         try weather.state.set(.preferences, to: Preferences(city: "Oslo", units: "metric"))
         try kernel.state.update(.preferences) { $0.units = "imperial" }
-        #expect(await values.next() == Preferences(city: "Oslo", units: "imperial"), "an unchanged write is not reported")
+        #expect(
+            await values.next() == Preferences(city: "Oslo", units: "imperial"), "an unchanged write is not reported")
         #expect(dashboard.state[.preferences].units == "imperial")
     }
 
@@ -62,7 +70,9 @@ func temporaryDirectory() throws -> String {
     @Test("a key may restrict its writers; others are refused with who may write")
     func writers() async throws {
         let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts), eventModule("com.app.sports", contexts: contexts)])
+        let kernel = makeKernel([
+            eventModule("com.app.weather", contexts: contexts), eventModule("com.app.sports", contexts: contexts),
+        ])
         try await kernel.boot()
         try #require(contexts["com.app.weather"]).state.set(.weatherOnly, to: 3)
         let error = #expect(throws: StateError.self) { try contexts["com.app.sports"]?.state.set(.weatherOnly, to: 4) }
@@ -113,7 +123,8 @@ func temporaryDirectory() throws -> String {
         try await third.boot()
         #expect(third.state[changedType] == 7)
         let problem = try #require(await third.diagnostics.first { $0.code == .statePersistence })
-        #expect(problem.message.contains("cannot be read as Int") && problem.message.contains("mosaic_state_unreadable"))
+        #expect(
+            problem.message.contains("cannot be read as Int") && problem.message.contains("mosaic_state_unreadable"))
     }
 
     @Test("unreadable saved data gives a diagnostic and the initial value, and the bad file is kept aside")

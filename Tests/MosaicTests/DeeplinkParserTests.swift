@@ -4,7 +4,8 @@ import Testing
 @Suite struct DeeplinkParserTests {
     @Test("a link parses into scheme, tab, feature, action, path and decoded query items, repeated keys kept")
     func parts() throws {
-        let link = try Deeplink(parsing: "Ghost://dashboard/weather/city/extra/more?name=New%20York&tag=a&tag=b+c&flag#top")
+        let link = try Deeplink(
+            parsing: "Ghost://dashboard/weather/city/extra/more?name=New%20York&tag=a&tag=b+c&flag#top")
         #expect(link.scheme == "ghost")
         #expect(link.tab == "dashboard")
         #expect(link.feature == "weather")
@@ -73,14 +74,19 @@ import Testing
         for round in 0..<100_000 {
             var scalars = Array(seeds[round % seeds.count].unicodeScalars)
             if round % 4 == 0 {
-                scalars = (0..<Int.random(in: 0..<40, using: &random)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
+                scalars = (0..<Int.random(in: 0..<40, using: &random)).map { _ in
+                    alphabet[Int.random(in: 0..<alphabet.count, using: &random)]
+                }
             } else {
                 for _ in 0..<Int.random(in: 1...4, using: &random) {
                     let position = Int.random(in: 0...scalars.count, using: &random)
                     switch Int.random(in: 0..<3, using: &random) {
                     case 0: scalars.insert(alphabet[Int.random(in: 0..<alphabet.count, using: &random)], at: position)
                     case 1 where position < scalars.count: scalars.remove(at: position)
-                    default: if position < scalars.count { scalars[position] = alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
+                    default:
+                        if position < scalars.count {
+                            scalars[position] = alphabet[Int.random(in: 0..<alphabet.count, using: &random)]
+                        }
                     }
                 }
             }

@@ -5,7 +5,9 @@ import Logging
 import Mosaic
 import MosaicKernel
 
-guard CommandLine.arguments.count == 3, let persistence = ["file": StatePersistence.jsonFile, "database": .database][CommandLine.arguments[2]] else {
+guard CommandLine.arguments.count == 3,
+    let persistence = ["file": StatePersistence.jsonFile, "database": .database][CommandLine.arguments[2]]
+else {
     FileHandle.standardError.write(Data("usage: state-writer STATE-DIRECTORY file|database\n".utf8))
     exit(64)
 }

@@ -84,8 +84,8 @@ public struct ContributionDeclaration: Sendable {
     public let entitlement: Entitlement?
     /// The services its factory takes, in order.
     public let dependencies: [ServiceKey]
-    /// The typed ``Contribution`` of `module`, whose factory resolves from `services`.
-    package let bind: @Sendable (_ module: ModuleID, _ services: Services) -> any Sendable
+    /// The typed ``Contribution`` of `module`, whose factory resolves from `context`'s services.
+    package let bind: @Sendable (_ module: ModuleID, _ context: ActivationContext) -> any Sendable
 
     /// The keys `module`'s contribution is ordered by.
     public func keys(module: ModuleID) -> ContributionOrder.Keys {

@@ -1,6 +1,8 @@
 extension ModuleRegistrar {
     /// Contributes to `point`: `content`'s parameters are services, resolved from this module's services when the
-    /// host builds the content (they are declared uses, so validation checks them before anything runs).
+    /// host builds the content (they are declared uses, so validation checks them before anything runs). A
+    /// parameter of type ``ActivationContext`` gets the module's context instead, for content that reads shared
+    /// state: `{ (context: ActivationContext, forecasts: any ForecastService) in … }`.
     ///
     /// ```swift
     /// module.contribute(to: .dashboard, id: "weather.widget", priority: 100, title: "Weather") {
@@ -17,6 +19,7 @@ extension ModuleRegistrar {
             title: title, icon: icon, group: group, keywords: keywords, attributes: attributes)
         var dependencies: [ServiceKey] = []
         for type in repeat (each Dependency).self {
+            guard ObjectIdentifier(type) != ObjectIdentifier(ActivationContext.self) else { continue }
             dependencies.append(ServiceKey(type))
             services.use(type)
         }
@@ -24,14 +27,20 @@ extension ModuleRegistrar {
             ContributionDeclaration(
                 point: point.erased, id: id, priority: priority, metadata: metadata, entitlement: entitlement,
                 dependencies: dependencies,
-                bind: { module, services in
+                bind: { module, context in
                     Contribution<Content>(
                         id: id, module: module, priority: priority, metadata: metadata, entitlement: entitlement
                     ) {
-                        try await services.inject {
-                            try await content(repeat try services.resolve((each Dependency).self))
+                        try await context.services.inject {
+                            try await content(repeat try Self.argument((each Dependency).self, context))
                         }
                     }
                 }))
+    }
+
+    /// The module's context when `type` is ``ActivationContext``, otherwise the service `type`.
+    static func argument<T: Sendable>(_ type: T.Type, _ context: ActivationContext) throws -> T {
+        if let context = context as? T { return context }
+        return try context.services.resolve(type)
     }
 }

@@ -39,14 +39,14 @@ public struct DeeplinkHandler: Sendable {
     public let action: String?
     /// The entitlement the host must grant for the handler to run.
     public let entitlement: Entitlement?
-    package let handle: @Sendable (Deeplink, Services) async throws -> Void
+    package let handle: @Sendable (Deeplink, ActivationContext) async throws -> Void
 }
 
 extension ModuleRegistrar {
     /// Handles links to `feature` (and `action`): the kernel first navigates to the link's tab, then awaits this.
     public mutating func handle(
         feature: String, action: String? = nil, requires entitlement: Entitlement? = nil,
-        _ handler: @escaping @Sendable (Deeplink, Services) async throws -> Void
+        _ handler: @escaping @Sendable (Deeplink, ActivationContext) async throws -> Void
     ) {
         deeplinks.append(DeeplinkHandler(feature: feature, action: action, entitlement: entitlement, handle: handler))
     }
@@ -54,10 +54,10 @@ extension ModuleRegistrar {
     /// Handles links to `route`'s feature and action, read into a `Route`.
     public mutating func handle<Route: DeeplinkRoute>(
         _ route: Route.Type, requires entitlement: Entitlement? = nil,
-        _ handler: @escaping @Sendable (Route, Services) async throws -> Void
+        _ handler: @escaping @Sendable (Route, ActivationContext) async throws -> Void
     ) {
-        handle(feature: Route.feature, action: Route.action, requires: entitlement) { link, services in
-            try await handler(try Route(link: link), services)
+        handle(feature: Route.feature, action: Route.action, requires: entitlement) { link, context in
+            try await handler(try Route(link: link), context)
         }
     }
 }

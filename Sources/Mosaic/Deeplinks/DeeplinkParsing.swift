@@ -29,7 +29,8 @@ extension Deeplink {
     }
 
     /// Parses the path form a web host receives, `/tab/feature/action?key=value`, as a link of `scheme`.
-    public init(parsingPath text: String, scheme: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError) {
+    public init(parsingPath text: String, scheme: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError)
+    {
         let bytes = try Self.check(text, rules: rules)
         try self.init(scheme: scheme.lowercased(), rest: bytes[...])
     }
@@ -88,7 +89,8 @@ extension Deeplink {
         let valid =
             scheme.utf8.first.map { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) } == true
             && scheme.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                     || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
             }
         guard valid else {

@@ -15,7 +15,8 @@ extension Kernel {
 
     /// The list of `point` now, then each new list whenever a module activates or deactivates or an entitlement
     /// changes, until ``shutdown()``. A slow observer skips to the newest list rather than queueing old ones.
-    public nonisolated func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
+    public nonisolated func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]>
+    {
         contributionStore.updates(of: point)
     }
 

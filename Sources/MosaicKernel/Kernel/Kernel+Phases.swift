@@ -15,7 +15,9 @@ extension Kernel {
     /// with the same isolation as ``run(_:)``.
     @discardableResult
     public func send(_ event: HostEvent) async throws(KernelError) -> DispatchReport {
-        try await dispatch(.event(event), name: "event \(event.kind)") { $0.listeners.contains { $0.kind == event.kind } }
+        try await dispatch(.event(event), name: "event \(event.kind)") {
+            $0.listeners.contains { $0.kind == event.kind }
+        }
     }
 
     private func dispatch(
@@ -37,15 +39,16 @@ extension Kernel {
 
     func startListeners(_ index: Int, _ event: HostEvent) -> ModuleJob? {
         let listeners = graph.nodes[index].registrar.listeners.filter { $0.kind == event.kind }
-        return startSteps(index, listeners.map { listener in { services in try await listener.handle(event, services) } })
+        return startSteps(index, listeners.map { listener in { context in try await listener.handle(event, context) } })
     }
 
-    /// The job that runs `steps` in order with the services of the module at `index` (also as `@Injected`'s).
-    private func startSteps(_ index: Int, _ steps: [@Sendable (Services) async throws -> Void]) -> ModuleJob {
-        let services = serviceRuntime.views[index]
+    /// The job that runs `steps` in order with the context of the module at `index` (its services also as
+    /// `@Injected`'s); `nil` for a module that never got a context.
+    private func startSteps(_ index: Int, _ steps: [@Sendable (ActivationContext) async throws -> Void]) -> ModuleJob? {
+        guard let context = records[index].context else { return nil }
         return {
-            try await services.inject {
-                for step in steps { try await step(services) }
+            try await context.services.inject {
+                for step in steps { try await step(context) }
             }
             return nil
         }

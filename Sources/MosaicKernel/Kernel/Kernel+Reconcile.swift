@@ -74,7 +74,9 @@ extension Kernel {
         let context = ActivationContext(
             id: manifest.id, version: manifest.version, host: host, logger: Logger(label: manifest.id.rawValue),
             services: serviceRuntime.views[index], standard: standard, contributions: Contributions(contributionStore),
-            events: Events(bus: eventHub, module: manifest.id), state: SharedState(store: stateHub, module: manifest.id))
+            events: Events(bus: eventHub, module: manifest.id), state: SharedState(store: stateHub, module: manifest.id)
+        )
+        records[index].context = context
         let make = graph.nodes[index].entry.factory.make
         return {
             try await context.services.inject {
@@ -91,9 +93,11 @@ extension Kernel {
         case .finished(let module):
             records[index].instance = module
             records[index].activationTime = outcome.duration
-            let services = serviceRuntime.views[index]
-            contributionStore.add(id, graph.nodes[index].contributions.map { ($0, $0.bind(id, services)) })
-            deeplinkRouter.activate(id, graph.nodes[index].registrar.deeplinks.map { Self.route($0, of: id, services) })
+            if let context = records[index].context {
+                contributionStore.add(id, graph.nodes[index].contributions.map { ($0, $0.bind(id, context)) })
+                deeplinkRouter.activate(
+                    id, graph.nodes[index].registrar.deeplinks.map { Self.route($0, of: id, context) })
+            }
             move(index) { lifecycle in
                 guard case .authorized(let authorized) = lifecycle else { return nil }
                 return .active(authorized.activate())

@@ -22,11 +22,11 @@ extension Kernel {
 
     /// The route a handler of module `id` serves, run with the module's services.
     static func route(
-        _ handler: DeeplinkHandler, of id: ModuleID, _ services: Services
+        _ handler: DeeplinkHandler, of id: ModuleID, _ context: ActivationContext
     ) -> (DeeplinkRouter.RouteKey, DeeplinkRouter.Route) {
         let key = DeeplinkRouter.RouteKey(feature: handler.feature, action: handler.action)
         let route = DeeplinkRouter.Route(module: id, entitlement: handler.entitlement) { link in
-            try await services.inject { try await handler.handle(link, services) }
+            try await context.services.inject { try await handler.handle(link, context) }
         }
         return (key, route)
     }

@@ -25,6 +25,8 @@ public actor Kernel {
     struct Record {
         var lifecycle: Lifecycle = .start
         var instance: (any Module)?
+        /// The context the module was last activated with; its handlers, participants and listeners get it too.
+        var context: ActivationContext?
         var activationTime: Duration?
         /// How long the module's participants took in the last run of each phase.
         var phaseTimes: [LifecyclePhase: Duration] = [:]

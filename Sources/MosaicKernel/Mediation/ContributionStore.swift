@@ -96,7 +96,9 @@ final class ContributionStore: ContributionSource {
                     contribution: contribution)
                 state.points[id]?.entries.append(entry)
                 state.pointsOfModule[module, default: []].insert(id)
-                if let entitlement = declaration.entitlement { state.pointsOfEntitlement[entitlement, default: []].insert(id) }
+                if let entitlement = declaration.entitlement {
+                    state.pointsOfEntitlement[entitlement, default: []].insert(id)
+                }
                 changed.insert(id)
             }
             for id in changed {

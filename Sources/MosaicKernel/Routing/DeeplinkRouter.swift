@@ -134,7 +134,8 @@ final class DeeplinkRouter: Sendable {
                     .noHandler,
                     "No module handles \(key.feature)\(key.action.map { "/\($0)" } ?? "").",
                     fix: features.isEmpty
-                        ? "Add a module that handles it." : "Link to a handled feature: \(features.joined(separator: ", "))."))
+                        ? "Add a module that handles it."
+                        : "Link to a handled feature: \(features.joined(separator: ", "))."))
         }
         return .failure(
             DeeplinkError(

@@ -32,7 +32,9 @@ final class EventHub: EventBus {
             let sequence = state.sequences[type, default: 0] + 1
             state.sequences[type] = sequence
             // Yielding inside the lock keeps every subscriber's order the publishing order; a yield never waits.
-            for subscriber in state.subscribers[type]?.values ?? [:].values { subscriber.yield(sequence, sender, event) }
+            for subscriber in state.subscribers[type]?.values ?? [:].values {
+                subscriber.yield(sequence, sender, event)
+            }
             return true
         }
         guard accepted else {

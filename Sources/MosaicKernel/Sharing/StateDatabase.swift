@@ -46,7 +46,8 @@ struct StateDatabase: StatePersister {
                         .statePersistence, .error, modules: [],
                         message: "The saved value of \(id) cannot be read as \(Value.self) (\(error)); the initial "
                             + "value is used. The row was kept in mosaic_state_unreadable.",
-                        fix: "Restore the row from mosaic_state_unreadable if the data matters, or delete it."))
+                        fix: "Restore the row from mosaic_state_unreadable if the data matters, or delete it.")
+                )
             }
         } catch {
             return (
@@ -54,7 +55,8 @@ struct StateDatabase: StatePersister {
                 Diagnostic(
                     .statePersistence, .error, modules: [],
                     message: "The state database could not be read for \(id) (\(error)); the initial value is used.",
-                    fix: "Check the state directory's state.sqlite; move it aside if it is damaged."))
+                    fix: "Check the state directory's state.sqlite; move it aside if it is damaged.")
+            )
         }
     }
 

@@ -34,7 +34,8 @@ struct StateFiles: StatePersister {
                     message: "The saved value of \(id) cannot be read as \(Value.self) (\(error)); the initial value "
                         + "is used. "
                         + (moved ? "The file was kept as \(aside.path)." : "The file was left at \(file.path)."),
-                    fix: "Restore the file from the kept copy if the data matters, or delete the copy."))
+                    fix: "Restore the file from the kept copy if the data matters, or delete the copy.")
+            )
         }
     }
 

@@ -43,7 +43,8 @@ final class StateHub: StateStore {
     func write<Value>(_ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void) throws {
         if let writers = key.writers, writer != Self.host, !writers.contains(writer) {
             throw StateError(
-                "\(writer) may not write \(key.id); only \(writers.map(\.rawValue).sorted().joined(separator: ", ")) may.")
+                "\(writer) may not write \(key.id); only \(writers.map(\.rawValue).sorted().joined(separator: ", ")) may."
+            )
         }
         try state.withLock { state in
             if let entry = state.entries[key.id], entry.type != ObjectIdentifier(Value.self) {

@@ -1,0 +1,115 @@
+public import Mosaic
+
+/// Where the user is. Declared in the app's interface, so modules depend on it and not on each other.
+public protocol LocationService: Sendable {
+    /// The city a fresh install shows.
+    var defaultCity: String { get }
+}
+
+/// Weather by city: bundled samples here; a network implementation can replace it with rank `.override`.
+public protocol WeatherData: Sendable {
+    /// The cities there is weather for, in display order.
+    var cities: [String] { get }
+    /// The weather in `city`, or `nil` when there is none.
+    func weather(in city: String) -> CityWeather?
+}
+
+/// The weather in one city.
+public struct CityWeather: Sendable, Hashable, Codable {
+    public var city: String
+    public var temperature: Int
+    public var condition: String
+    public var forecast: [String]
+
+    public init(city: String, temperature: Int, condition: String, forecast: [String]) {
+        self.city = city
+        self.temperature = temperature
+        self.condition = condition
+        self.forecast = forecast
+    }
+}
+
+/// Results by team.
+public protocol SportsData: Sendable {
+    /// The teams there are results for.
+    var teams: [String] { get }
+    /// `team`'s latest games, newest first.
+    func games(of team: String) -> [Game]
+}
+
+/// One finished game.
+public struct Game: Sendable, Hashable, Codable {
+    public var home: String
+    public var away: String
+    public var homeScore: Int
+    public var awayScore: Int
+}
+
+/// Works of art to show, one a day.
+public protocol ArtData: Sendable {
+    var works: [Artwork] { get }
+}
+
+/// One work of art.
+public struct Artwork: Sendable, Hashable, Codable {
+    public var title: String
+    public var artist: String
+    public var year: String
+}
+
+/// What a person opened, published by the feature that handled it; Analytics counts these.
+public struct FeatureOpened: Sendable, Hashable {
+    public var feature: String
+    public init(feature: String) { self.feature = feature }
+}
+
+extension StateKey where Value == String {
+    /// The city Weather shows and Dashboard greets with; set by `ghost://dashboard/weather/city?name=…`.
+    public static var favouriteCity: StateKey<String> {
+        StateKey("ghost.favourite-city", initial: "Chicago", persistence: .database, writers: ["com.ghost.weather"])
+    }
+
+    /// The team Sports shows first; set by `ghost://sports/sports/team?name=…`.
+    public static var favouriteTeam: StateKey<String> {
+        StateKey("ghost.favourite-team", initial: "Bulls", persistence: .database, writers: ["com.ghost.sports"])
+    }
+}
+
+extension StateKey where Value == [String: Int] {
+    /// How often each feature was opened; kept by Analytics.
+    public static var usage: StateKey<[String: Int]> {
+        StateKey("ghost.usage", initial: [:], persistence: .database, writers: ["com.ghost.analytics"])
+    }
+}
+
+/// `ghost://dashboard/weather/city?name=Chicago`: make `name` the favourite city.
+public struct CityRoute: DeeplinkRoute {
+    public static let tab = "dashboard"
+    public static let feature = "weather"
+    public static let action: String? = "city"
+    public var name: String
+
+    public init(name: String) { self.name = name }
+    public init(link: Deeplink) throws(DeeplinkError) { name = try link.require("name") }
+    public var query: [QueryItem] { [QueryItem("name", name)] }
+}
+
+/// `ghost://sports/sports/team?name=Bulls`: show `name`'s games first.
+public struct TeamRoute: DeeplinkRoute {
+    public static let tab = "sports"
+    public static let feature = "sports"
+    public static let action: String? = "team"
+    public var name: String
+
+    public init(name: String) { self.name = name }
+    public init(link: Deeplink) throws(DeeplinkError) { name = try link.require("name") }
+    public var query: [QueryItem] { [QueryItem("name", name)] }
+}
+
+/// Why a link named something Ghost has no data for.
+public struct UnknownName: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ kind: String, _ name: String, known: [String]) {
+        description = "There is no \(kind) named '\(name)'; try one of: \(known.joined(separator: ", "))."
+    }
+}

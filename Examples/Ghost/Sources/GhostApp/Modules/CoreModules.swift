@@ -1,0 +1,63 @@
+public import Mosaic
+
+/// Where the user is; a platform service other modules build on.
+public struct LocationModule: Module {
+    public static let manifest = Manifest(
+        id: "com.ghost.location", version: "1.2.0",
+        compatibility: Compatibility(features: ["location"]))
+    public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.services.singleton((any LocationService).self) { FixedLocation() }
+    }
+}
+
+/// Counts what people open (the `FeatureOpened` events features publish) into shared state, and shows the counts:
+/// a sidebar item (Forsetti's example) and a settings panel.
+public struct AnalyticsModule: Module {
+    public static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
+    public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
+            (context: ActivationContext) in
+            NavigationItem(target: "ghost://settings", badge: "\(context.state[.usage].values.reduce(0, +))")
+        }
+        module.contribute(to: .settings, id: "analytics.usage", title: "Usage") { (context: ActivationContext) in
+            let counts = context.state[.usage].sorted { $0.key < $1.key }
+            return counts.isEmpty
+                ? Panel(.text("Nothing opened yet."))
+                : Panel(.facts(counts.map { Fact($0.key, "\($0.value)") }))
+        }
+    }
+
+    public func activate(_ context: ActivationContext) async throws {
+        let opened = context.events.subscribe(to: FeatureOpened.self)
+        // The subscription ends when this module deactivates, and the task with it.
+        Task {
+            for await envelope in opened {
+                try? context.state.update(.usage) { $0[envelope.event.feature, default: 0] += 1 }
+            }
+        }
+    }
+}
+
+/// The settings a person changes in the app itself; the host's own settings (entitlements) sit beside them.
+public struct SettingsModule: Module {
+    public static let manifest = Manifest(id: "com.ghost.settings", version: "1.0.0")
+    public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .tabs, id: "settings", priority: 10, title: "Settings", icon: "gear") {
+            NavigationItem(target: "ghost://settings")
+        }
+        module.contribute(to: .settings, id: "settings.favourites", title: "Favourites") {
+            (context: ActivationContext) in
+            Panel(
+                .facts([
+                    Fact("City", context.state[.favouriteCity]), Fact("Team", context.state[.favouriteTeam]),
+                ]),
+                .text("Open a city or team link to change them."))
+        }
+    }
+}

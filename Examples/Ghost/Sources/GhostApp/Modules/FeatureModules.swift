@@ -1,0 +1,118 @@
+internal import Foundation
+internal import Logging
+public import Mosaic
+
+/// Weather for the favourite city: a tab, a dashboard widget, and `city?name=` links that change the city.
+public struct WeatherModule: Module {
+    public static let manifest = Manifest(
+        id: "com.ghost.weather", version: "1.4.0",
+        requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
+        entitlements: ["weather"])
+    public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.services.singleton((any WeatherData).self) { try SampleWeather() }
+        module.contribute(to: .tabs, id: "weather", priority: 90, title: "Weather", icon: "cloud.sun") {
+            NavigationItem(target: "ghost://weather")
+        }
+        module.contribute(to: .dashboardWidgets, id: "weather.today", priority: 100, title: "Weather") {
+            (context: ActivationContext, data: any WeatherData) in
+            let city = context.state[.favouriteCity]
+            guard let weather = data.weather(in: city) else { return Panel(.text("No weather for \(city).")) }
+            return Panel(
+                .heading(weather.city), .facts([Fact("Now", "\(weather.temperature)°, \(weather.condition)")]),
+                .list(weather.forecast))
+        }
+        module.handle(CityRoute.self) { route, context in
+            let data = try context.services.resolve((any WeatherData).self)
+            guard let weather = data.weather(in: route.name) else {
+                throw UnknownName("city", route.name, known: data.cities)
+            }
+            try context.state.set(.favouriteCity, to: weather.city)
+            try context.events.publish(FeatureOpened(feature: "weather"))
+        }
+    }
+}
+
+/// Results for the favourite team: a tab, a widget, and `team?name=` links.
+public struct SportsModule: Module {
+    public static let manifest = Manifest(
+        id: "com.ghost.sports", version: "1.0.0",
+        requires: [.module("com.ghost.analytics", from: "1.0.0", optional: true)],
+        entitlements: ["sports"])
+    public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.services.singleton((any SportsData).self) { try SampleSports() }
+        module.contribute(to: .tabs, id: "sports", priority: 80, title: "Sports", icon: "sportscourt") {
+            NavigationItem(target: "ghost://sports")
+        }
+        module.contribute(to: .dashboardWidgets, id: "sports.scores", priority: 80, title: "Scores") {
+            (context: ActivationContext, data: any SportsData) in
+            let team = context.state[.favouriteTeam]
+            let games = data.games(of: team).map { "\($0.home) \($0.homeScore) – \($0.awayScore) \($0.away)" }
+            return Panel(.heading(team), games.isEmpty ? .text("No games yet.") : .list(games))
+        }
+        module.handle(TeamRoute.self) { route, context in
+            let data = try context.services.resolve((any SportsData).self)
+            guard let team = data.teams.first(where: { $0.caseInsensitiveCompare(route.name) == .orderedSame }) else {
+                throw UnknownName("team", route.name, known: data.teams)
+            }
+            try context.state.set(.favouriteTeam, to: team)
+            try context.events.publish(FeatureOpened(feature: "sports"))
+        }
+    }
+}
+
+/// A work of art each day.
+public struct ArtModule: Module {
+    public static let manifest = Manifest(id: "com.ghost.art", version: "0.9.0", entitlements: ["art"])
+    public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.services.singleton((any ArtData).self) { try SampleArt() }
+        module.contribute(to: .tabs, id: "art", priority: 70, title: "Art", icon: "paintpalette") {
+            NavigationItem(target: "ghost://art")
+        }
+        module.contribute(to: .dashboardWidgets, id: "art.daily", priority: 60, title: "Art of the day") {
+            (data: any ArtData) in
+            guard !data.works.isEmpty else { return Panel(.text("No art today.")) }
+            let work = data.works[daysSince1970 % data.works.count]
+            return Panel(.heading(work.title), .text("\(work.artist), \(work.year)"))
+        }
+    }
+}
+
+/// The home screen: greets with the favourite city and gathers the other features' widgets.
+public struct DashboardModule: Module {
+    public static let manifest = Manifest(
+        id: "com.ghost.dashboard", version: "2.0.0",
+        requires: [
+            .module("com.ghost.weather", from: "1.0.0"),
+            .module("com.ghost.sports", from: "1.0.0", optional: true),
+            .module("com.ghost.art", optional: true),
+        ])
+    @Injected var weather: any WeatherData
+    public init() {}
+
+    public static func register(in module: inout ModuleRegistrar) {
+        module.services.use((any WeatherData).self)
+        module.contribute(to: .tabs, id: "dashboard", priority: 100, title: "Dashboard", icon: "square.grid.2x2") {
+            NavigationItem(target: "ghost://dashboard")
+        }
+        module.contribute(to: .dashboard, id: "dashboard.greeting", priority: 100, title: "Welcome") {
+            (context: ActivationContext) in
+            Panel(
+                .heading("Good day"), .text("Showing \(context.state[.favouriteCity]). Open a city link to change it."))
+        }
+    }
+
+    public func activate(_ context: ActivationContext) async throws {
+        let city = context.state[.favouriteCity]
+        context.logger.debug(
+            "dashboard ready", metadata: ["city": "\(city)", "known": "\(weather.weather(in: city) != nil)"])
+    }
+}
+
+/// Days since 1970: the art of the day changes daily and stays the same all day.
+var daysSince1970: Int { Int(Date().timeIntervalSince1970 / 86_400) }

@@ -1,0 +1,21 @@
+public import MosaicKernel
+
+/// Why a harness would not start: the problems validation found, each with its fix.
+public struct HarnessError: Error, Sendable, CustomStringConvertible {
+    /// The error-level diagnostics, in the kernel's order.
+    public let diagnostics: [Diagnostic]
+
+    init(_ diagnostics: [Diagnostic]) {
+        self.diagnostics = diagnostics
+    }
+
+    public var description: String {
+        var lines = ["The modules under test cannot start:"] + diagnostics.map { "  - \($0)" }
+        if diagnostics.contains(where: { $0.code == .missingServiceProvider }) {
+            lines.append(
+                "In a test, stand in for a service nothing provides with harness.override(Service.self) { … }, "
+                    + "or load the module that provides it.")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

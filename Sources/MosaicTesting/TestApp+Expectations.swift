@@ -1,0 +1,74 @@
+public import Mosaic
+public import MosaicKernel
+public import Testing
+
+/// A state a test expects a module to be in; failed and blocked states can be narrowed by reason or blocker.
+public enum ExpectedState: Sendable, Hashable, CustomStringConvertible {
+    case active
+    case deactivated
+    /// Failed; when `reason` is given, the module's reason contains it.
+    case failed(reason: String? = nil)
+    /// Blocked; when `blocker` is given, it is among the module's blockers.
+    case blocked(by: Blocker? = nil)
+
+    /// Failed, for any reason.
+    public static let failed = ExpectedState.failed()
+    /// Blocked, by anything.
+    public static let blocked = ExpectedState.blocked()
+
+    /// Whether `state` is what this expects.
+    public func matches(_ state: ModuleState) -> Bool {
+        switch (self, state) {
+        case (.active, .active), (.deactivated, .deactivated): true
+        case (.failed(let expected), .failed(let reason)): expected.map(reason.contains) ?? true
+        case (.blocked(let expected), .blocked(let blockers, _)): expected.map(blockers.contains) ?? true
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .active: "active"
+        case .deactivated: "deactivated"
+        case .failed(let reason): reason.map { "failed with a reason containing \"\($0)\"" } ?? "failed"
+        case .blocked(let blocker): blocker.map { "blocked by \($0)" } ?? "blocked"
+        }
+    }
+}
+
+extension TestApp {
+    /// Records an issue, with the whole report, unless module `id` is in the `expected` state.
+    public func expect(
+        _ id: ModuleID, _ expected: ExpectedState, sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let report = await report()
+        guard let entry = report[id] else {
+            let known = report.modules.map(\.id.rawValue).joined(separator: ", ")
+            Issue.record("\(id) is not in this test (it has \(known)).", sourceLocation: sourceLocation)
+            return
+        }
+        guard !expected.matches(entry.state) else { return }
+        Issue.record(
+            "\(id) is \(entry.state), expected \(expected).\n\n\(report.table)", sourceLocation: sourceLocation)
+    }
+
+    /// Records an issue, with the whole report, unless the kernel reports a diagnostic with `code` (about
+    /// `module`, when given).
+    public func expectDiagnostic(
+        _ code: Diagnostic.Code, about module: ModuleID? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let report = await report()
+        let found = report.diagnostics.contains { $0.code == code && (module.map($0.modules.contains) ?? true) }
+        guard !found else { return }
+        let subject = module.map { " about \($0)" } ?? ""
+        Issue.record(
+            "No \(code) diagnostic\(subject).\n\n\(report.table)", sourceLocation: sourceLocation)
+    }
+
+    /// Records an issue, with the whole report, unless every module is active and nothing was reported.
+    public func expectClean(sourceLocation: SourceLocation = #_sourceLocation) async {
+        let report = await report()
+        guard !report.isClean else { return }
+        Issue.record("The modules did not all start cleanly.\n\n\(report.table)", sourceLocation: sourceLocation)
+    }
+}

@@ -1,0 +1,61 @@
+internal import Mosaic
+internal import MosaicKernel
+
+extension TestHarness {
+    /// What a start builds from the harness: the catalog with stand-ins and faults, the host, the grant.
+    struct Setup {
+        var catalog = ModuleCatalog()
+        var standIns: [ModuleID] = []
+        let host: HostEnvironment
+        let entitlements: Set<Entitlement>
+
+        init(_ harness: TestHarness) {
+            let manifests = harness.modules.map(\.manifest)
+            for factory in harness.modules {
+                catalog.add(harness.faults[factory.manifest.id].map { factory.injecting($0) } ?? factory)
+            }
+            for dependency in manifests.flatMap(\.dependencies) where !dependency.isOptional {
+                let loaded = manifests.contains { $0.id == dependency.id } || standIns.contains(dependency.id)
+                guard !loaded else { continue }
+                standIns.append(dependency.id)
+                catalog.add(Self.standIn(for: dependency))
+            }
+            host = harness.host ?? Self.host(accepting: manifests)
+            entitlements = (harness.entitlements ?? Self.declaredEntitlements(harness.modules)).subtracting(
+                harness.withheld)
+        }
+
+        /// An empty module that satisfies `dependency`: its id, at the lowest version the range allows.
+        static func standIn(for dependency: Dependency) -> ModuleFactory {
+            let manifest = Manifest(id: dependency.id, version: dependency.versions.lowerBound ?? "1.0.0")
+            return ModuleFactory(manifest: manifest) { StandInModule() }
+        }
+
+        /// The least host every module in `manifests` accepts: the highest of their lowest versions, the
+        /// platform this runs on at the highest minimum they set for it, and every feature any of them needs.
+        static func host(accepting manifests: [Manifest]) -> HostEnvironment {
+            let compatibility = manifests.map(\.compatibility)
+            let platforms = compatibility.flatMap(\.platforms).filter { $0.platform == .current }
+            return HostEnvironment(
+                version: compatibility.compactMap(\.host.lowerBound).max() ?? "1.0.0",
+                platformVersion: platforms.compactMap(\.minimum).max() ?? "0.0.0",
+                features: compatibility.reduce(into: []) { $0.formUnion($1.features) })
+        }
+
+        /// Every entitlement the modules' manifests, contributions and deeplink handlers name.
+        static func declaredEntitlements(_ factories: [ModuleFactory]) -> Set<Entitlement> {
+            factories.reduce(into: []) { granted, factory in
+                var registrar = ModuleRegistrar()
+                factory.register(&registrar)
+                granted.formUnion(factory.manifest.entitlements)
+                granted.formUnion(registrar.contributions.compactMap(\.entitlement))
+                granted.formUnion(registrar.deeplinks.compactMap(\.entitlement))
+            }
+        }
+    }
+}
+
+/// What stands in for a required module the test does not load: it provides nothing.
+struct StandInModule: Module {
+    static let manifest = Manifest(id: "mosaic.testing.stand-in", version: "1.0.0")
+}

@@ -1,0 +1,62 @@
+import GhostApp
+import Mosaic
+import MosaicKernel
+import MosaicTesting
+import Testing
+
+@Suite("Ghost")
+struct GhostAppTests {
+    /// The whole app, with its own host and default grant.
+    func ghost() -> TestHarness {
+        var harness = TestHarness(modules: AppManifest.groups.flatMap { $0.modules })
+        harness.host = AppManifest.host
+        harness.entitlements = AppManifest.defaultEntitlements
+        return harness
+    }
+
+    @Test("Ghost boots clean, with its tabs and widgets in priority order")
+    func boots() async throws {
+        let app = try await ghost().start()
+        await app.expectClean()
+        #expect(app.contributions(for: .tabs).map(\.id) == ["dashboard", "weather", "sports", "art", "settings"])
+        #expect(
+            app.contributions(for: .dashboardWidgets).map(\.module) == [
+                "com.ghost.weather", "com.ghost.sports", "com.ghost.art",
+            ])
+        let weather = try #require(try await app.contents(of: .dashboardWidgets).first)
+        #expect(weather.blocks.prefix(2) == [.heading("Chicago"), .facts([Fact("Now", "12°, Windy")])])
+    }
+
+    @Test("revoking sports removes its widget; the others keep their order")
+    func revoke() async throws {
+        let app = try await ghost().start()
+        try await app.revoke("sports")
+        #expect(app.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today", "art.daily"])
+        await app.expect("com.ghost.dashboard", .active)  // sports is optional to it
+    }
+
+    @Test("a team link sets the favourite team; Analytics counts what was opened", .timeLimit(.minutes(1)))
+    func teamLinkAndAnalytics() async throws {
+        let app = try await ghost().start()
+        #expect(
+            await app.open(TeamRoute(name: "celtics").link(scheme: "ghost"))
+                == .handled(tab: "sports", module: "com.ghost.sports"))
+        #expect(app.state[.favouriteTeam] == "Celtics")
+        let scores = try #require(try await app.contents(of: .dashboardWidgets).dropFirst().first)
+        #expect(scores.blocks.first == .heading("Celtics"))
+        for await usage in app.state.values(of: .usage) where usage == ["sports": 1] { break }
+        let panel = try #require(try await app.contents(of: .settings).first { $0.description.contains("sports") })
+        #expect(panel == Panel(.facts([Fact("sports", "1")])))
+    }
+
+    @Test("a link naming an unknown city is not handled, and lists the cities there are")
+    func unknownCity() async throws {
+        let app = try await ghost().start()
+        guard case .notHandled(let error) = await app.open("ghost://dashboard/weather/city?name=Atlantis") else {
+            Issue.record("a link to Atlantis was handled")
+            return
+        }
+        #expect(error.description.contains("There is no city named 'Atlantis'; try one of: Chicago, Lisbon"))
+        #expect(app.state[.favouriteCity] == "Chicago")
+    }
+}
