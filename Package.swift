@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "Mosaic", targets: ["Mosaic"]),
         .library(name: "MosaicKernel", targets: ["MosaicKernel"]),
         .library(name: "MosaicTesting", targets: ["MosaicTesting"]),
+        .library(name: "MosaicWeb", targets: ["MosaicWeb"]),
+        .library(name: "MosaicHummingbird", targets: ["MosaicHummingbird"]),
         .executable(name: "ghost", targets: ["ghost"]),
     ],
     dependencies: [
@@ -23,6 +25,11 @@ let package = Package(
         .package(url: "https://github.com/mxcl/Version.git", from: "2.2.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         .target(
@@ -49,15 +56,37 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "MosaicWeb",
+            dependencies: ["Mosaic"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "MosaicHummingbird",
+            dependencies: [
+                "Mosaic", "MosaicKernel", "MosaicWeb",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "GhostApp",
-            dependencies: ["Mosaic", "MosaicKernel", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Mosaic", "MosaicKernel", "MosaicWeb", .product(name: "Logging", package: "swift-log")],
             path: "Examples/Ghost/Sources/GhostApp",
             resources: [.copy("Data/Samples")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "ghost",
-            dependencies: ["GhostApp", "Mosaic", "MosaicKernel", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "GhostApp", "Mosaic", "MosaicKernel", "MosaicHummingbird",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Examples/Ghost/Sources/ghost",
             swiftSettings: strictSettings
         ),
@@ -87,7 +116,12 @@ let package = Package(
         ),
         .testTarget(
             name: "MosaicTestingTests",
-            dependencies: ["Mosaic", "MosaicKernel", "MosaicTesting", "GhostApp"],
+            dependencies: [
+                "Mosaic", "MosaicKernel", "MosaicTesting", "MosaicWeb", "MosaicHummingbird", "GhostApp",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

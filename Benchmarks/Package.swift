@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         .target(name: "BlackHole"),
@@ -29,6 +30,12 @@ let package = Package(
                 .product(name: "Dependencies", package: "swift-dependencies"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
-        )
+        ),
+        // The peer of the web benchmark: one Hummingbird route and nothing else (see web.sh).
+        .executableTarget(
+            name: "bare-server",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
+            swiftSettings: [.treatAllWarnings(as: .error)]
+        ),
     ]
 )

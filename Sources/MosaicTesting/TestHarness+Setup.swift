@@ -8,6 +8,7 @@ extension TestHarness {
         var standIns: [ModuleID] = []
         let host: HostEnvironment
         let entitlements: Set<Entitlement>
+        let extensionPoints: [AnyExtensionPoint]
 
         init(_ harness: TestHarness) {
             let manifests = harness.modules.map(\.manifest)
@@ -21,14 +22,28 @@ extension TestHarness {
                 catalog.add(Self.standIn(for: dependency))
             }
             host = harness.host ?? Self.host(accepting: manifests)
-            entitlements = (harness.entitlements ?? Self.declaredEntitlements(harness.modules)).subtracting(
-                harness.withheld)
+            extensionPoints = harness.extensionPoints ?? Self.points(contributedToBy: harness.modules)
+            entitlements = (harness.entitlements ?? catalog.declaredEntitlements).subtracting(harness.withheld)
         }
 
         /// An empty module that satisfies `dependency`: its id, at the lowest version the range allows.
         static func standIn(for dependency: Dependency) -> ModuleFactory {
             let manifest = Manifest(id: dependency.id, version: dependency.versions.lowerBound ?? "1.0.0")
             return ModuleFactory(manifest: manifest) { StandInModule() }
+        }
+
+        /// Every point `factories` contribute to that is not a standard one, each once.
+        static func points(contributedToBy factories: [ModuleFactory]) -> [AnyExtensionPoint] {
+            var points: [AnyExtensionPoint] = []
+            for factory in factories {
+                var registrar = ModuleRegistrar()
+                factory.register(&registrar)
+                for point in registrar.contributions.map(\.point)
+                where !AnyExtensionPoint.standard.contains(point) && !points.contains(point) {
+                    points.append(point)
+                }
+            }
+            return points
         }
 
         /// The least host every module in `manifests` accepts: the highest of their lowest versions, the
@@ -40,17 +55,6 @@ extension TestHarness {
                 version: compatibility.compactMap(\.host.lowerBound).max() ?? "1.0.0",
                 platformVersion: platforms.compactMap(\.minimum).max() ?? "0.0.0",
                 features: compatibility.reduce(into: []) { $0.formUnion($1.features) })
-        }
-
-        /// Every entitlement the modules' manifests, contributions and deeplink handlers name.
-        static func declaredEntitlements(_ factories: [ModuleFactory]) -> Set<Entitlement> {
-            factories.reduce(into: []) { granted, factory in
-                var registrar = ModuleRegistrar()
-                factory.register(&registrar)
-                granted.formUnion(factory.manifest.entitlements)
-                granted.formUnion(registrar.contributions.compactMap(\.entitlement))
-                granted.formUnion(registrar.deeplinks.compactMap(\.entitlement))
-            }
         }
     }
 }

@@ -32,8 +32,9 @@ public struct TestHarness: Sendable {
     public var options = KernelOptions(
         activationTimeLimit: .seconds(2), deactivationTimeLimit: .seconds(2), participantTimeLimit: .seconds(2),
         pendingDeeplinkTimeLimit: .seconds(2))
-    /// Extension points the host declares beyond the standard ones.
-    public var extensionPoints: [AnyExtensionPoint] = []
+    /// Extension points the host declares beyond the standard ones; `nil` declares every point the loaded modules
+    /// contribute to, as the host they are written for would.
+    public var extensionPoints: [AnyExtensionPoint]?
     /// The host's standard, for modules that require one.
     public var standard: (any Standard)?
     /// Where the kernel logs; nowhere by default, since the report holds every problem.
@@ -109,7 +110,7 @@ public struct TestHarness: Sendable {
         let setup = Setup(self)
         return Kernel.validate(
             setup.catalog, host: setup.host, entitlements: .granted(setup.entitlements), services: services,
-            standard: standard, extensionPoints: extensionPoints)
+            standard: standard, extensionPoints: setup.extensionPoints)
     }
 
     /// Boots a kernel with the test's modules and returns it running.
@@ -127,7 +128,7 @@ public struct TestHarness: Sendable {
         options.stateDirectory = options.stateDirectory ?? scratch?.path
         let kernel = Kernel(
             catalog: setup.catalog, host: setup.host, entitlements: .granted(setup.entitlements),
-            services: services, standard: standard, extensionPoints: extensionPoints,
+            services: services, standard: standard, extensionPoints: setup.extensionPoints,
             navigator: { tab in navigations.append(tab) }, options: options, logger: logger)
         let report = try await kernel.boot()
         return TestApp(

@@ -81,3 +81,16 @@ extension ModuleCatalog {
         entries.removeAll { $0.manifest.id == id }
     }
 }
+
+extension ModuleCatalog {
+    /// Every entitlement the modules name: in their manifests, contributions and deeplink handlers.
+    public var declaredEntitlements: Set<Entitlement> {
+        entries.reduce(into: []) { declared, entry in
+            var registrar = ModuleRegistrar()
+            entry.factory.register(&registrar)
+            declared.formUnion(entry.manifest.entitlements)
+            declared.formUnion(registrar.contributions.compactMap(\.entitlement))
+            declared.formUnion(registrar.deeplinks.compactMap(\.entitlement))
+        }
+    }
+}

@@ -1,4 +1,5 @@
 public import Mosaic
+internal import MosaicWeb
 
 /// Where the user is; a platform service other modules build on.
 public struct LocationModule: Module {
@@ -22,6 +23,14 @@ public struct AnalyticsModule: Module {
         module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
             (context: ActivationContext) in
             NavigationItem(target: "ghost://settings", badge: "\(context.state[.usage].values.reduce(0, +))")
+        }
+        // Marks every response, so an operator sees analytics is in the path (and its absence when it is not).
+        module.contribute(to: .webMiddleware, id: "analytics.header", title: "Analytics header") {
+            WebMiddleware { request, next in
+                var response = try await next(request)
+                response.headers["X-Ghost-Analytics"] = "on"
+                return response
+            }
         }
         module.contribute(to: .settings, id: "analytics.usage", title: "Usage") { (context: ActivationContext) in
             let counts = context.state[.usage].sorted { $0.key < $1.key }

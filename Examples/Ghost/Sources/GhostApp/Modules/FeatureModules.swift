@@ -1,6 +1,7 @@
 internal import Foundation
 internal import Logging
 public import Mosaic
+internal import MosaicWeb
 
 /// Weather for the favourite city: a tab, a dashboard widget, and `city?name=` links that change the city.
 public struct WeatherModule: Module {
@@ -22,6 +23,26 @@ public struct WeatherModule: Module {
             return Panel(
                 .heading(weather.city), .facts([Fact("Now", "\(weather.temperature)°, \(weather.condition)")]),
                 .list(weather.forecast))
+        }
+        module.contribute(to: .tabPages, id: "weather.cities", title: "Cities", attributes: ["tab": "weather"]) {
+            (context: ActivationContext, data: any WeatherData) in
+            let favourite = context.state[.favouriteCity]
+            return Panel(
+                blocks: data.cities.compactMap(data.weather(in:)).map { weather in
+                    let mark = weather.city == favourite ? " ★" : ""
+                    return .group([
+                        .heading(weather.city + mark), .text("\(weather.temperature)°, \(weather.condition)"),
+                        .link(title: "Make favourite", target: CityRoute(name: weather.city).link(scheme: "ghost").url),
+                    ])
+                })
+        }
+        module.contribute(to: .webRoutes, id: "weather.api", title: "Weather API") { (data: any WeatherData) in
+            WebRoute(.get, "/weather/:city") { request in
+                guard let weather = request.parameters["city"].flatMap(data.weather(in:)) else {
+                    return .json(#"{"error":"no such city"}"#, status: 404)
+                }
+                return .json(String(decoding: try JSONEncoder().encode(weather), as: UTF8.self))
+            }
         }
         module.handle(CityRoute.self) { route, context in
             let data = try context.services.resolve((any WeatherData).self)
@@ -53,6 +74,13 @@ public struct SportsModule: Module {
             let games = data.games(of: team).map { "\($0.home) \($0.homeScore) – \($0.awayScore) \($0.away)" }
             return Panel(.heading(team), games.isEmpty ? .text("No games yet.") : .list(games))
         }
+        module.contribute(to: .tabPages, id: "sports.teams", title: "Teams", attributes: ["tab": "sports"]) {
+            (data: any SportsData) in
+            Panel(
+                blocks: data.teams.map { team in
+                    .link(title: team, target: TeamRoute(name: team).link(scheme: "ghost").url)
+                })
+        }
         module.handle(TeamRoute.self) { route, context in
             let data = try context.services.resolve((any SportsData).self)
             guard let team = data.teams.first(where: { $0.caseInsensitiveCompare(route.name) == .orderedSame }) else {
@@ -79,6 +107,9 @@ public struct ArtModule: Module {
             guard !data.works.isEmpty else { return Panel(.text("No art today.")) }
             let work = data.works[daysSince1970 % data.works.count]
             return Panel(.heading(work.title), .text("\(work.artist), \(work.year)"))
+        }
+        module.contribute(to: .tabPages, id: "art.collection", title: "Collection", attributes: ["tab": "art"]) {
+            (data: any ArtData) in Panel(.list(data.works.map { "\($0.title) — \($0.artist), \($0.year)" }))
         }
     }
 }

@@ -1,0 +1,80 @@
+internal import Mosaic
+internal import MosaicKernel
+internal import MosaicWeb
+
+extension WebHost {
+    /// The page of tab `tab`, or a 404 page naming the tabs there are.
+    func tabPage(_ tab: String, notice: String? = nil) async -> Page {
+        let tabs = kernel.contributions(for: .tabs).map(\.id)
+        let main: String
+        switch tab {
+        case "dashboard":
+            main = await sections(kernel.contributions(for: .dashboard), class: "panel")
+                + "<div class=\"widgets\">\(await sections(kernel.contributions(for: .dashboardWidgets), class: "widget"))</div>"
+        case "settings":
+            main = await sections(kernel.contributions(for: .settings), class: "panel") + entitlementsForm()
+        default:
+            guard tabs.contains(tab) else {
+                let known = tabs.isEmpty ? "none are active" : tabs.joined(separator: ", ")
+                return Page(
+                    status: 404, title: "Not found", tab: nil,
+                    main: "<h1>No tab named “\(HTML.escape(tab))”</h1><p>\(HTML.escape("The tabs are: \(known)."))</p>",
+                    notice: notice)
+            }
+            let pages = kernel.contributions(for: .tabPages).filter { $0.metadata.attributes["tab"] == tab }
+            main = pages.isEmpty ? "<p>Nothing here yet.</p>" : await sections(pages, class: "panel")
+        }
+        let title = kernel.contributions(for: .tabs).first { $0.id == tab }?.metadata.title ?? tab
+        return Page(title: title, tab: tab, main: "<h1>\(HTML.escape(title))</h1>\(main)", notice: notice)
+    }
+
+    /// Every module with its version, state, reason and activation time, then the diagnostics.
+    func modulesPage() async -> Page {
+        let report = await kernel.report()
+        let rows = report.modules.map { module in
+            "<tr data-module=\"\(HTML.escape(module.id.rawValue))\" data-state=\"\(module.state.name)\">"
+                + "<td>\(HTML.escape(module.id.rawValue))</td><td>\(HTML.escape(module.version.text))</td>"
+                + "<td>\(module.state.name)</td><td>\(module.activationTime.map(Self.milliseconds) ?? "")</td>"
+                + "<td>\(HTML.escape(module.state.reason ?? ""))</td></tr>"
+        }
+        let diagnostics = report.diagnostics.map { "<li>\(HTML.escape($0.description))</li>" }
+        return Page(
+            title: "Modules",
+            main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
+                + "<th>Version</th><th>State</th><th>Activation</th><th>Reason</th></tr></thead><tbody>"
+                + rows.joined() + "</tbody></table>"
+                + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
+    }
+
+    /// The graph page: the SVG, inline.
+    func graphPage() async -> Page {
+        Page(title: "Graph", main: "<h1>Module graph</h1>\(await graphSVG())")
+    }
+
+    /// One row per entitlement, with a form that grants or revokes it.
+    func entitlementsForm() async -> String {
+        let granted = await kernel.grantedEntitlements
+        let rows = knownEntitlements(granted: granted).map { entitlement in
+            let isGranted = granted.contains(entitlement)
+            let name = HTML.escape(entitlement.rawValue)
+            return "<tr data-entitlement=\"\(name)\"><td>\(name)</td><td>\(isGranted ? "granted" : "not granted")</td>"
+                + "<td><form method=\"post\" action=\"/settings/entitlements\">"
+                + "<input type=\"hidden\" name=\"csrf\" value=\"\(csrfToken)\">"
+                + "<input type=\"hidden\" name=\"entitlement\" value=\"\(name)\">"
+                + "<button name=\"action\" value=\"\(isGranted ? "revoke" : "grant")\">\(isGranted ? "Revoke" : "Grant")"
+                + "</button></form></td></tr>"
+        }
+        return "<section class=\"panel\"><h2>Entitlements</h2><table><tbody>\(rows.joined())</tbody></table>"
+            + "<p>Revoking one deactivates the modules that need it; granting brings them back.</p></section>"
+    }
+
+    /// A page for a request the host refuses: what was wrong, and how to fix it.
+    func problemPage(status: Int, _ title: String, _ message: String) -> Page {
+        Page(status: status, title: title, main: "<h1>\(HTML.escape(title))</h1><p>\(HTML.escape(message))</p>")
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        return "\(Double(microseconds) / 1000) ms"
+    }
+}

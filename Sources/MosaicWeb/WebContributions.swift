@@ -1,0 +1,114 @@
+public import Mosaic
+
+/// An HTTP request as a module's route or middleware sees it: no web framework in the module's imports.
+public struct WebRequest: Sendable {
+    /// `GET`, `POST`…
+    public var method: String
+    /// The path, without the query: `/api/weather/Oslo`.
+    public var path: String
+    /// The query's items, in order.
+    public var query: [QueryItem]
+    /// The values bound by the route's `:name` segments.
+    public var parameters: [String: String]
+
+    public init(method: String, path: String, query: [QueryItem] = [], parameters: [String: String] = [:]) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.parameters = parameters
+    }
+
+    /// The first query value named `name`.
+    public subscript(query name: String) -> String? { query.first { $0.name == name }?.value }
+}
+
+/// An HTTP response from a module.
+public struct WebResponse: Sendable, Hashable {
+    public var status: Int
+    public var contentType: String
+    public var headers: [String: String]
+    public var body: String
+
+    public init(status: Int = 200, contentType: String = "text/plain; charset=utf-8", headers: [String: String] = [:], body: String) {
+        self.status = status
+        self.contentType = contentType
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response; `json` must already be encoded.
+    public static func json(_ json: String, status: Int = 200) -> WebResponse {
+        WebResponse(status: status, contentType: "application/json", body: json)
+    }
+}
+
+/// A route a module serves while it is active, under the host's `/api` prefix.
+///
+/// ```swift
+/// module.contribute(to: .webRoutes, id: "weather.api", title: "Weather API") { (data: any WeatherData) in
+///     WebRoute(.get, "/weather/:city") { request in .json(try encode(data.weather(in: request.parameters["city"]))) }
+/// }
+/// ```
+public struct WebRoute: Sendable {
+    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+    public let method: Method
+    /// The path below `/api`, with `:name` segments that bind parameters.
+    public let path: String
+    public let handle: @Sendable (WebRequest) async throws -> WebResponse
+
+    public init(_ method: Method, _ path: String, handle: @escaping @Sendable (WebRequest) async throws -> WebResponse) {
+        self.method = method
+        self.path = path
+        self.handle = handle
+    }
+
+    /// The parameters `path` binds in `requestPath`, or `nil` when it does not match.
+    public func match(_ requestPath: String) -> [String: String]? {
+        let pattern = path.split(separator: "/")
+        let parts = requestPath.split(separator: "/")
+        guard pattern.count == parts.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (expected, part) in zip(pattern, parts) {
+            if expected.hasPrefix(":") {
+                parameters[String(expected.dropFirst())] = String(part)
+            } else if expected != part {
+                return nil
+            }
+        }
+        return parameters
+    }
+}
+
+/// Work a module wraps around every request while it is active: add a header, time, refuse.
+public struct WebMiddleware: Sendable {
+    public let handle: @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws -> WebResponse
+
+    public init(
+        _ handle: @escaping @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws -> WebResponse
+    ) {
+        self.handle = handle
+    }
+}
+
+extension ExtensionPoint where Content == WebRoute {
+    /// HTTP routes under `/api`, served while their module is active.
+    public static var webRoutes: Self { ExtensionPoint(id: "mosaic.web.routes") }
+}
+
+extension ExtensionPoint where Content == WebMiddleware {
+    /// Middleware around every request, outermost first (by priority).
+    public static var webMiddleware: Self { ExtensionPoint(id: "mosaic.web.middleware") }
+}
+
+extension ExtensionPoint where Content == Panel {
+    /// The content of a tab: panels whose contribution's `tab` attribute names it.
+    public static var tabPages: Self { ExtensionPoint(id: "mosaic.web.tab-pages") }
+}
+
+/// The extension points a web host declares beyond the standard ones.
+public enum WebPoints {
+    public static let all: [AnyExtensionPoint] = [
+        ExtensionPoint<WebRoute>.webRoutes.erased, ExtensionPoint<WebMiddleware>.webMiddleware.erased,
+        ExtensionPoint<Panel>.tabPages.erased,
+    ]
+}

@@ -1,0 +1,190 @@
+import Foundation
+import GhostApp
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Mosaic
+import MosaicHummingbird
+import MosaicKernel
+import MosaicTesting
+import MosaicWeb
+import Testing
+
+/// A module that tries to inject markup and scripts through everything it contributes.
+struct HostileModule: Module {
+    static let manifest = Manifest(id: "com.test.hostile", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .dashboardWidgets, id: "hostile", priority: 1, title: "<script>alert(1)</script>") {
+            Panel(.text("<img src=x onerror=alert(2)>"), .link(title: "click", target: "javascript:alert(3)"))
+        }
+    }
+}
+
+/// Ghost served in process, its modules run by a test harness.
+func ghostWeb(_ extra: [any Module.Type] = []) async throws -> (TestApp, WebHost) {
+    var harness = TestHarness(modules: AppManifest.groups.flatMap { $0.modules } + extra)
+    harness.host = AppManifest.host
+    harness.entitlements = AppManifest.defaultEntitlements
+    harness.extensionPoints = WebHost.extensionPoints
+    harness.options.deeplinkRules = DeeplinkRules(allowedSchemes: ["ghost"])
+    let app = try await harness.start()
+    var catalog = ModuleCatalog(groups: AppManifest.groups)
+    for module in extra { catalog.add(module) }
+    return (app, WebHost(kernel: app.kernel, catalog: catalog, scheme: "ghost", title: "Ghost"))
+}
+
+extension TestClientProtocol {
+    /// GETs `uri` and returns the status and body.
+    func get(_ uri: String) async throws -> (status: Int, body: String, headers: HTTPFields) {
+        try await execute(uri: uri, method: .get) { ($0.status.code, String(buffer: $0.body), $0.headers) }
+    }
+
+    func post(_ uri: String, form: String) async throws -> (status: Int, body: String, headers: HTTPFields) {
+        try await execute(
+            uri: uri, method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+            body: ByteBuffer(string: form)
+        ) { ($0.status.code, String(buffer: $0.body), $0.headers) }
+    }
+}
+
+/// The ids of the `data-module` attributes of widgets, in page order.
+func widgetModules(_ html: String) -> [String] {
+    html.components(separatedBy: "<section class=\"widget\" data-module=\"").dropFirst().map {
+        String($0.prefix { $0 != "\"" })
+    }
+}
+
+@Suite("Web host")
+struct WebHostTests {
+    @Test("the dashboard shows three modules' widgets in priority order, inside the shell")
+    func dashboard() async throws {
+        let (_, web) = try await ghostWeb()
+        try await Application(router: web.router()).test(.router) { client in
+            let page = try await client.get("/dashboard")
+            #expect(page.status == 200)
+            #expect(widgetModules(page.body) == ["com.ghost.weather", "com.ghost.sports", "com.ghost.art"])
+            #expect(page.body.contains("<a data-item=\"dashboard\" href=\"/dashboard\" aria-current=\"page\">"))
+            #expect(page.body.contains("data-item=\"analytics\""))  // the sidebar
+            #expect(page.headers[HTTPField.Name("X-Ghost-Analytics")!] == "on")  // module middleware
+            #expect(try await client.get("/").status == 302)
+        }
+    }
+
+    @Test("every tab has a page; an unknown tab is a 404 that names the tabs", arguments: ["weather", "sports", "art", "settings"])
+    func tabs(tab: String) async throws {
+        let (_, web) = try await ghostWeb()
+        try await Application(router: web.router()).test(.router) { client in
+            let page = try await client.get("/\(tab)")
+            #expect(page.status == 200)
+            #expect(page.body.contains("aria-current=\"page\""))
+            let missing = try await client.get("/nowhere")
+            #expect(missing.status == 404)
+            #expect(missing.body.contains("The tabs are: dashboard, weather, sports, art, settings."))
+        }
+    }
+
+    @Test("deeplinks in both forms go through the router and land on their tab")
+    func deeplinks() async throws {
+        let (app, web) = try await ghostWeb()
+        try await Application(router: web.router()).test(.router) { client in
+            let opened = try await client.get("/open?url=ghost://dashboard/weather/city?name=Lisbon")
+            #expect(opened.status == 200)
+            #expect(opened.body.contains("Opened ghost://dashboard/weather/city?name=Lisbon, handled by com.ghost.weather."))
+            #expect(app.state[.favouriteCity] == "Lisbon")
+
+            let encoded = try await client.get("/open?url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DOslo")
+            #expect(encoded.status == 200)
+            #expect(app.state[.favouriteCity] == "Oslo")
+
+            let path = try await client.get("/sports/sports/team?name=Knicks")
+            #expect(path.status == 200)
+            #expect(path.body.contains("<a data-item=\"sports\" href=\"/sports\" aria-current=\"page\">"))
+            #expect(app.state[.favouriteTeam] == "Knicks")
+        }
+    }
+
+    @Test("a bad link or parameter gets a 400 page that says what was wrong", arguments: [
+        ("/open", "Add the link to open"),
+        ("/open?url=https://evil.example/x", "scheme"),
+        ("/dashboard/weather/city", "has no &quot;name&quot; parameter"),
+        ("/dashboard/weather/city?name=Atlantis", "There is no city named &#39;Atlantis&#39;"),
+        ("/dashboard/weather/city?name=%ZZ", "%"),
+    ])
+    func badLinks(uri: String, message: String) async throws {
+        let (app, web) = try await ghostWeb()
+        try await Application(router: web.router()).test(.router) { client in
+            let page = try await client.get(uri)
+            #expect(page.status == 400, "\(uri): \(page.body)")
+            #expect(page.body.contains(message), "\(uri): \(page.body)")
+            #expect(app.state[.favouriteCity] == "Chicago")
+        }
+    }
+
+    @Test("Modules lists the boot report; the graph is SVG with a node per module and an edge per dependency")
+    func systemPages() async throws {
+        let (_, web) = try await ghostWeb()
+        try await Application(router: web.router()).test(.router) { client in
+            let modules = try await client.get("/modules")
+            #expect(modules.status == 200)
+            #expect(modules.body.components(separatedBy: "data-state=\"active\"").count - 1 == 7)
+            let graph = try await client.get("/graph.svg")
+            #expect(graph.headers[.contentType] == "image/svg+xml")
+            #expect(graph.body.components(separatedBy: "<g class=\"node\"").count - 1 == 7)
+            #expect(graph.body.contains("data-from=\"com.ghost.weather\" data-to=\"com.ghost.location\""))
+            #expect(try await client.get("/graph").body.contains("<svg"))
+        }
+    }
+
+    @Test("Settings revokes and grants with the page's token; without it nothing changes")
+    func settings() async throws {
+        let (app, web) = try await ghostWeb()
+        try await Application(router: web.router()).test(.router) { client in
+            let settings = try await client.get("/settings").body
+            let token = try #require(
+                settings.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().first?.prefix { $0 != "\"" })
+
+            let forged = try await client.post("/settings/entitlements", form: "entitlement=weather&action=revoke")
+            #expect(forged.status == 403)
+            #expect(await app.state(of: "com.ghost.weather") == .active)
+
+            let revoked = try await client.post(
+                "/settings/entitlements", form: "csrf=\(token)&entitlement=weather&action=revoke")
+            #expect(revoked.status == 303)
+            await app.expect("com.ghost.weather", .blocked(by: .entitlement("weather")))
+            #expect(widgetModules(try await client.get("/dashboard").body) == ["com.ghost.sports", "com.ghost.art"])
+
+            _ = try await client.post("/settings/entitlements", form: "csrf=\(token)&entitlement=weather&action=grant")
+            #expect(widgetModules(try await client.get("/dashboard").body).first == "com.ghost.weather")
+
+            let unknown = try await client.post("/settings/entitlements", form: "csrf=\(token)&entitlement=root&action=grant")
+            #expect(unknown.status == 400)
+            #expect(unknown.body.contains("Name one of the app&#39;s entitlements: art, sports, weather."))
+        }
+    }
+
+    @Test("every string a module provides is escaped; links to other schemes are dropped")
+    func escaping() async throws {
+        let (_, web) = try await ghostWeb([HostileModule.self])
+        try await Application(router: web.router()).test(.router) { client in
+            let page = try await client.get("/dashboard").body
+            #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+            #expect(page.contains("&lt;img src=x onerror=alert(2)&gt;"))
+            #expect(!page.contains("<script>") && !page.contains("javascript:"))
+        }
+    }
+
+    @Test("modules serve their own routes under /api while active")
+    func moduleRoutes() async throws {
+        let (app, web) = try await ghostWeb()
+        try await Application(router: web.router()).test(.router) { client in
+            let oslo = try await client.get("/api/weather/Oslo")
+            #expect(oslo.status == 200)
+            #expect(oslo.body.contains("\"temperature\":-3"))
+            #expect(try await client.get("/api/weather/Atlantis").status == 404)
+            try await app.revoke("weather")
+            let gone = try await client.get("/api/weather/Oslo")
+            #expect(gone.status == 404)
+            #expect(gone.body.contains("No active module serves GET /api/weather/Oslo."))
+        }
+    }
+}
