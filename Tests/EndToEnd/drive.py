@@ -9,6 +9,8 @@ import sys
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as loaded
+from selenium.webdriver.support.ui import WebDriverWait
 
 base, output = sys.argv[1].rstrip("/"), sys.argv[2]
 os.makedirs(output, exist_ok=True)
@@ -33,8 +35,13 @@ def widgets():
 
 
 def revoke_or_grant(entitlement):
+    """Clicks the entitlement's button on Settings and waits for the page the form post leads back to."""
     driver.get(base + "/settings")
-    driver.find_element(By.CSS_SELECTOR, f'tr[data-entitlement="{entitlement}"] button').click()
+    row = f'tr[data-entitlement="{entitlement}"]'
+    button = driver.find_element(By.CSS_SELECTOR, row + " button")
+    button.click()
+    WebDriverWait(driver, 30).until(loaded.staleness_of(button))
+    WebDriverWait(driver, 30).until(loaded.presence_of_element_located((By.CSS_SELECTOR, row)))
 
 
 try:
