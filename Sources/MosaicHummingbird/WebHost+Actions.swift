@@ -9,7 +9,8 @@ extension WebHost {
     func open(query: String?) async -> WebResponse {
         guard let query, query.hasPrefix("url="), query.count > 4 else {
             return await shell(
-                problemPage(status: 400, "No link to open", "Add the link to open: /open?url=\(scheme)://tab/feature/action"))
+                problemPage(
+                    status: 400, "No link to open", "Add the link to open: /open?url=\(scheme)://tab/feature/action"))
         }
         let raw = String(query.dropFirst(4))
         let text = raw.contains("://") ? raw : raw.removingPercentEncoding ?? raw
@@ -55,7 +56,8 @@ extension WebHost {
                         + "Reload Settings and try again."))
         }
         let granted = await kernel.grantedEntitlements
-        guard let name = form["entitlement"], let entitlement = knownEntitlements(granted: granted).first(where: { $0.rawValue == name })
+        guard let name = form["entitlement"],
+            let entitlement = knownEntitlements(granted: granted).first(where: { $0.rawValue == name })
         else {
             let known = knownEntitlements(granted: granted).map(\.rawValue).joined(separator: ", ")
             return await shell(

@@ -23,7 +23,8 @@ extension WebHost {
             for dependency in manifest.dependencies where ids.contains(dependency.id) {
                 guard let to = position[dependency.id] else { continue }
                 let dash = dependency.isOptional ? " stroke-dasharray=\"5 4\"" : ""
-                edges += "<line class=\"edge\" data-from=\"\(HTML.escape(manifest.id.rawValue))\" "
+                edges +=
+                    "<line class=\"edge\" data-from=\"\(HTML.escape(manifest.id.rawValue))\" "
                     + "data-to=\"\(HTML.escape(dependency.id.rawValue))\" x1=\"\(from.x)\" y1=\"\(from.y + 22)\" "
                     + "x2=\"\(to.x + 200)\" y2=\"\(to.y + 22)\" stroke=\"#8792a8\" marker-end=\"url(#arrow)\"\(dash)/>"
             }
@@ -32,7 +33,8 @@ extension WebHost {
         for manifest in manifests {
             guard let at = position[manifest.id] else { continue }
             let state = states[manifest.id]?.name ?? "discovered"
-            nodes += "<g class=\"node\" data-module=\"\(HTML.escape(manifest.id.rawValue))\" data-state=\"\(state)\">"
+            nodes +=
+                "<g class=\"node\" data-module=\"\(HTML.escape(manifest.id.rawValue))\" data-state=\"\(state)\">"
                 + "<rect x=\"\(at.x)\" y=\"\(at.y)\" width=\"200\" height=\"44\" rx=\"8\" fill=\"\(Self.colour(state))\"/>"
                 + "<text x=\"\(at.x + 10)\" y=\"\(at.y + 19)\" font-size=\"13\">\(HTML.escape(manifest.id.rawValue))</text>"
                 + "<text x=\"\(at.x + 10)\" y=\"\(at.y + 36)\" font-size=\"11\">\(HTML.escape(manifest.version.text)) · "

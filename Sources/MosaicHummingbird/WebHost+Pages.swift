@@ -9,7 +9,8 @@ extension WebHost {
         let main: String
         switch tab {
         case "dashboard":
-            main = await sections(kernel.contributions(for: .dashboard), class: "panel")
+            main =
+                await sections(kernel.contributions(for: .dashboard), class: "panel")
                 + "<div class=\"widgets\">\(await sections(kernel.contributions(for: .dashboardWidgets), class: "widget"))</div>"
         case "settings":
             main = await sections(kernel.contributions(for: .settings), class: "panel") + entitlementsForm()

@@ -1,6 +1,6 @@
-public import Hummingbird
 internal import Foundation
 internal import HTTPTypes
+public import Hummingbird
 internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
@@ -58,7 +58,8 @@ extension WebHost {
         do {
             response = try await next(web)
         } catch {
-            response = await shell(problemPage(status: 500, "Something went wrong", "A module's middleware failed: \(error)"))
+            response = await shell(
+                problemPage(status: 500, "Something went wrong", "A module's middleware failed: \(error)"))
         }
         return Self.hummingbird(response)
     }

@@ -41,7 +41,8 @@ extension WebHost {
             guard let item = try? await contribution.content() else { continue }
             let marked = contribution.id == current ? " aria-current=\"page\"" : ""
             let badge = item.badge.map { " <span class=\"badge\">\(HTML.escape($0))</span>" } ?? ""
-            html += "<a data-item=\"\(HTML.escape(contribution.id))\" "
+            html +=
+                "<a data-item=\"\(HTML.escape(contribution.id))\" "
                 + "href=\"\(HTML.escape(HTML.href(item.target, scheme: scheme)))\"\(marked)>"
                 + "\(HTML.escape(contribution.metadata.title))\(badge)</a>"
         }
@@ -58,7 +59,8 @@ extension WebHost {
             } catch {
                 content = "<p class=\"error\">\(HTML.escape("This panel could not be built: \(error)"))</p>"
             }
-            html += "<section class=\"\(name)\" data-module=\"\(HTML.escape(contribution.module.rawValue))\" "
+            html +=
+                "<section class=\"\(name)\" data-module=\"\(HTML.escape(contribution.module.rawValue))\" "
                 + "data-id=\"\(HTML.escape(contribution.id))\"><h2>\(HTML.escape(contribution.metadata.title))</h2>"
                 + "\(content)</section>"
         }

@@ -29,7 +29,10 @@ public struct WebResponse: Sendable, Hashable {
     public var headers: [String: String]
     public var body: String
 
-    public init(status: Int = 200, contentType: String = "text/plain; charset=utf-8", headers: [String: String] = [:], body: String) {
+    public init(
+        status: Int = 200, contentType: String = "text/plain; charset=utf-8", headers: [String: String] = [:],
+        body: String
+    ) {
         self.status = status
         self.contentType = contentType
         self.headers = headers
@@ -50,13 +53,17 @@ public struct WebResponse: Sendable, Hashable {
 /// }
 /// ```
 public struct WebRoute: Sendable {
-    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+    public enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+    }
     public let method: Method
     /// The path below `/api`, with `:name` segments that bind parameters.
     public let path: String
     public let handle: @Sendable (WebRequest) async throws -> WebResponse
 
-    public init(_ method: Method, _ path: String, handle: @escaping @Sendable (WebRequest) async throws -> WebResponse) {
+    public init(_ method: Method, _ path: String, handle: @escaping @Sendable (WebRequest) async throws -> WebResponse)
+    {
         self.method = method
         self.path = path
         self.handle = handle
@@ -81,10 +88,13 @@ public struct WebRoute: Sendable {
 
 /// Work a module wraps around every request while it is active: add a header, time, refuse.
 public struct WebMiddleware: Sendable {
-    public let handle: @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws -> WebResponse
+    public let handle:
+        @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws -> WebResponse
 
     public init(
-        _ handle: @escaping @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws -> WebResponse
+        _ handle:
+            @escaping @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws ->
+            WebResponse
     ) {
         self.handle = handle
     }

@@ -36,7 +36,9 @@ struct EndToEndTests {
         try driver.run()
         let log = String(decoding: try pipe.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
         driver.waitUntilExit()
-        #expect(driver.terminationStatus == 0, "drive.py: \(log)\nNeeds chromium, chromium-driver and selenium; .ci/run installs them.")
+        #expect(
+            driver.terminationStatus == 0,
+            "drive.py: \(log)\nNeeds chromium, chromium-driver and selenium; .ci/run installs them.")
         #expect(FileManager.default.fileExists(atPath: output.appending(path: "dashboard.png").path))
     }
 }

@@ -70,7 +70,9 @@ struct WebHostTests {
         }
     }
 
-    @Test("every tab has a page; an unknown tab is a 404 that names the tabs", arguments: ["weather", "sports", "art", "settings"])
+    @Test(
+        "every tab has a page; an unknown tab is a 404 that names the tabs",
+        arguments: ["weather", "sports", "art", "settings"])
     func tabs(tab: String) async throws {
         let (_, web) = try await ghostWeb()
         try await Application(router: web.router()).test(.router) { client in
@@ -89,7 +91,9 @@ struct WebHostTests {
         try await Application(router: web.router()).test(.router) { client in
             let opened = try await client.get("/open?url=ghost://dashboard/weather/city?name=Lisbon")
             #expect(opened.status == 200)
-            #expect(opened.body.contains("Opened ghost://dashboard/weather/city?name=Lisbon, handled by com.ghost.weather."))
+            #expect(
+                opened.body.contains("Opened ghost://dashboard/weather/city?name=Lisbon, handled by com.ghost.weather.")
+            )
             #expect(app.state[.favouriteCity] == "Lisbon")
 
             let encoded = try await client.get("/open?url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DOslo")
@@ -103,13 +107,15 @@ struct WebHostTests {
         }
     }
 
-    @Test("a bad link or parameter gets a 400 page that says what was wrong", arguments: [
-        ("/open", "Add the link to open"),
-        ("/open?url=https://evil.example/x", "scheme"),
-        ("/dashboard/weather/city", "has no &quot;name&quot; parameter"),
-        ("/dashboard/weather/city?name=Atlantis", "There is no city named &#39;Atlantis&#39;"),
-        ("/dashboard/weather/city?name=%ZZ", "%"),
-    ])
+    @Test(
+        "a bad link or parameter gets a 400 page that says what was wrong",
+        arguments: [
+            ("/open", "Add the link to open"),
+            ("/open?url=https://evil.example/x", "scheme"),
+            ("/dashboard/weather/city", "has no &quot;name&quot; parameter"),
+            ("/dashboard/weather/city?name=Atlantis", "There is no city named &#39;Atlantis&#39;"),
+            ("/dashboard/weather/city?name=%ZZ", "%"),
+        ])
     func badLinks(uri: String, message: String) async throws {
         let (app, web) = try await ghostWeb()
         try await Application(router: web.router()).test(.router) { client in
@@ -156,7 +162,8 @@ struct WebHostTests {
             _ = try await client.post("/settings/entitlements", form: "csrf=\(token)&entitlement=weather&action=grant")
             #expect(widgetModules(try await client.get("/dashboard").body).first == "com.ghost.weather")
 
-            let unknown = try await client.post("/settings/entitlements", form: "csrf=\(token)&entitlement=root&action=grant")
+            let unknown = try await client.post(
+                "/settings/entitlements", form: "csrf=\(token)&entitlement=root&action=grant")
             #expect(unknown.status == 400)
             #expect(unknown.body.contains("Name one of the app&#39;s entitlements: art, sports, weather."))
         }

@@ -21,14 +21,17 @@ struct Ghost: AsyncParsableCommand {
     @Option(help: "Where Ghost keeps its state (an SQLite database); created when missing.")
     var dataDirectory = ".ghost-data"
 
-    @Option(name: .customLong("grant"), help: "An entitlement to grant; repeat for more (default: weather, sports, art).")
+    @Option(
+        name: .customLong("grant"), help: "An entitlement to grant; repeat for more (default: weather, sports, art).")
     var grants: [String] = []
 
     @Flag(help: "Boot, print the report, shut down and exit, without serving.")
     var check = false
 
     func validate() throws {
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port).") }
+        guard (0...65_535).contains(port) else {
+            throw ValidationError("--port must be between 0 and 65535, not \(port).")
+        }
         for grant in grants {
             if let problem = Entitlement(grant).problem { throw ValidationError("--grant \(grant): \(problem)") }
         }
@@ -43,7 +46,8 @@ struct Ghost: AsyncParsableCommand {
         do {
             try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         } catch {
-            throw ValidationError("Cannot use \(dataDirectory) as the data directory (\(error)); pass --data-directory.")
+            throw ValidationError(
+                "Cannot use \(dataDirectory) as the data directory (\(error)); pass --data-directory.")
         }
         let catalog = ModuleCatalog(groups: AppManifest.groups)
         let granted: Set<Entitlement> =
