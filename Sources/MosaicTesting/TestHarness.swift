@@ -53,7 +53,7 @@ public struct TestHarness: Sendable {
 
     /// A harness for module types listed in code, such as every module of an app's groups.
     public init(modules: [any Module.Type]) {
-        self.modules = modules.map(Self.factory(for:))
+        self.modules = modules.map { ModuleFactory(module: $0) }
     }
 
     /// A harness for modules made by factories (for configured instances or manifest-driven modules).
@@ -63,7 +63,7 @@ public struct TestHarness: Sendable {
 
     /// Adds a module to the test.
     public mutating func load(_ module: any Module.Type) {
-        modules.append(Self.factory(for: module))
+        modules.append(ModuleFactory(module: module))
     }
 
     /// Replaces whatever provides `type` — a loaded module or nothing at all — with `make`, built once per start.
@@ -133,10 +133,5 @@ public struct TestHarness: Sendable {
         let report = try await kernel.boot()
         return TestApp(
             kernel: kernel, bootReport: report, standIns: setup.standIns, navigations: navigations, scratch: scratch)
-    }
-
-    static func factory(for module: any Module.Type) -> ModuleFactory {
-        func open<M: Module>(_ type: M.Type) -> ModuleFactory { ModuleFactory(type) }
-        return open(module)
     }
 }

@@ -59,19 +59,13 @@ public struct ModuleCatalog: Sendable {
 
     /// Adds a module type; a type already present is not added twice.
     public mutating func add(_ module: any Module.Type) {
-        add(Self.factory(for: module))
+        add(ModuleFactory(module: module))
     }
 
     /// Adds a module made by `factory`; a factory of a type already present is not added twice.
     public mutating func add(_ factory: ModuleFactory, origin: Origin = .code) {
         if let type = factory.type, entries.contains(where: { $0.factory.type == type }) { return }
         entries.append(Entry(factory: factory, origin: origin))
-    }
-
-    /// The factory of a module type known only as an existential.
-    static func factory(for module: any Module.Type) -> ModuleFactory {
-        func open<M: Module>(_ type: M.Type) -> ModuleFactory { ModuleFactory(type) }
-        return open(module)
     }
 }
 

@@ -25,6 +25,12 @@ public struct ModuleFactory: Sendable {
         self.name = String(describing: type)
     }
 
+    /// A factory for a module type known only as an existential, such as an entry of a `ModuleGroup`.
+    public init(module: any Module.Type) {
+        func open<M: Module>(_ type: M.Type) -> ModuleFactory { ModuleFactory(type) }
+        self = open(module)
+    }
+
     /// A factory for a manifest and a closure that makes a configured instance, with what it registers.
     public init(
         manifest: Manifest,

@@ -40,7 +40,7 @@ extension Kernel {
     ///   dependency, a cycle); nothing changes then.
     @discardableResult
     public func install(_ module: any Module.Type) async throws(KernelError) -> ModuleState {
-        try await install(ModuleCatalog.factory(for: module))
+        try await install(ModuleFactory(module: module))
     }
 
     /// Installs the module `factory` makes; see ``install(_:)-(any Module.Type)``.
