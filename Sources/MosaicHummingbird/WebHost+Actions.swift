@@ -55,13 +55,11 @@ extension WebHost {
                     "The form did not carry this server's token (it is stale, or came from another site). "
                         + "Reload Settings and try again."))
         }
-        let granted = await kernel.grantedEntitlements
-        guard let name = form["entitlement"],
-            let entitlement = knownEntitlements(granted: granted).first(where: { $0.rawValue == name })
-        else {
-            let known = knownEntitlements(granted: granted).map(\.rawValue).joined(separator: ", ")
+        let known = knownEntitlements(granted: await kernel.grantedEntitlements)
+        guard let name = form["entitlement"], let entitlement = known.first(where: { $0.rawValue == name }) else {
+            let names = known.map(\.rawValue).joined(separator: ", ")
             return await shell(
-                problemPage(status: 400, "Unknown entitlement", "Name one of the app's entitlements: \(known)."))
+                problemPage(status: 400, "Unknown entitlement", "Name one of the app's entitlements: \(names)."))
         }
         do {
             switch form["action"] {

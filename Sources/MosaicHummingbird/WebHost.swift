@@ -18,12 +18,15 @@ public struct WebHost: Sendable {
     public let title: String
     /// The token every form carries; random per host, so another site cannot forge a form post.
     let csrfToken: String
+    /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
+    let declaredEntitlements: Set<Entitlement>
 
     public init(kernel: Kernel, catalog: ModuleCatalog, scheme: String, title: String) {
         self.kernel = kernel
         self.catalog = catalog
         self.scheme = scheme
         self.title = title
+        declaredEntitlements = catalog.declaredEntitlements
         var generator = SystemRandomNumberGenerator()
         csrfToken = (0..<32).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }.joined()
     }
@@ -33,6 +36,6 @@ public struct WebHost: Sendable {
 
     /// Every entitlement a module asks for, and every one granted now, sorted.
     func knownEntitlements(granted: Set<Entitlement>) -> [Entitlement] {
-        catalog.declaredEntitlements.union(granted).sorted()
+        declaredEntitlements.union(granted).sorted()
     }
 }

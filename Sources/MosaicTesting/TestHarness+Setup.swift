@@ -22,7 +22,7 @@ extension TestHarness {
                 catalog.add(Self.standIn(for: dependency))
             }
             host = harness.host ?? Self.host(accepting: manifests)
-            extensionPoints = harness.extensionPoints ?? Self.points(contributedToBy: harness.modules)
+            extensionPoints = harness.extensionPoints ?? catalog.contributedPoints
             entitlements = (harness.entitlements ?? catalog.declaredEntitlements).subtracting(harness.withheld)
         }
 
@@ -30,20 +30,6 @@ extension TestHarness {
         static func standIn(for dependency: Dependency) -> ModuleFactory {
             let manifest = Manifest(id: dependency.id, version: dependency.versions.lowerBound ?? "1.0.0")
             return ModuleFactory(manifest: manifest) { StandInModule() }
-        }
-
-        /// Every point `factories` contribute to that is not a standard one, each once.
-        static func points(contributedToBy factories: [ModuleFactory]) -> [AnyExtensionPoint] {
-            var points: [AnyExtensionPoint] = []
-            for factory in factories {
-                var registrar = ModuleRegistrar()
-                factory.register(&registrar)
-                for point in registrar.contributions.map(\.point)
-                where !AnyExtensionPoint.standard.contains(point) && !points.contains(point) {
-                    points.append(point)
-                }
-            }
-            return points
         }
 
         /// The least host every module in `manifests` accepts: the highest of their lowest versions, the

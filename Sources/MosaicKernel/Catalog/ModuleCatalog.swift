@@ -79,12 +79,30 @@ extension ModuleCatalog {
 extension ModuleCatalog {
     /// Every entitlement the modules name: in their manifests, contributions and deeplink handlers.
     public var declaredEntitlements: Set<Entitlement> {
-        entries.reduce(into: []) { declared, entry in
+        zip(entries, registrars).reduce(into: []) { declared, pair in
+            declared.formUnion(pair.0.manifest.entitlements)
+            declared.formUnion(pair.1.contributions.compactMap(\.entitlement))
+            declared.formUnion(pair.1.deeplinks.compactMap(\.entitlement))
+        }
+    }
+
+    /// Every extension point the modules contribute to that is not a standard one, each once, in catalog order:
+    /// what a host written for these modules declares.
+    public var contributedPoints: [AnyExtensionPoint] {
+        var points: [AnyExtensionPoint] = []
+        for point in registrars.flatMap({ $0.contributions.map(\.point) })
+        where !AnyExtensionPoint.standard.contains(point) && !points.contains(point) {
+            points.append(point)
+        }
+        return points
+    }
+
+    /// What each entry declares, in order; declaring runs no factory.
+    private var registrars: [ModuleRegistrar] {
+        entries.map { entry in
             var registrar = ModuleRegistrar()
             entry.factory.register(&registrar)
-            declared.formUnion(entry.manifest.entitlements)
-            declared.formUnion(registrar.contributions.compactMap(\.entitlement))
-            declared.formUnion(registrar.deeplinks.compactMap(\.entitlement))
+            return registrar
         }
     }
 }
