@@ -47,7 +47,14 @@ extension WebHost {
 
     /// `POST /settings/entitlements` with `csrf`, `entitlement` and `action` (`grant` or `revoke`).
     func changeEntitlement(_ body: String?) async -> WebResponse {
-        let form = Self.formFields(body ?? "")
+        let items: [QueryItem]
+        do {
+            items = try QueryItem.items(parsing: body ?? "")
+        } catch {
+            return await shell(problemPage(status: 400, "This form could not be read", error.description))
+        }
+        // The first of a repeated field counts.
+        let form = Dictionary(items.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         guard let token = form["csrf"], Self.constantTimeEqual(token, csrfToken) else {
             return await shell(
                 problemPage(
@@ -96,19 +103,6 @@ extension WebHost {
         encoder.outputFormatting = .withoutEscapingSlashes
         let data = (try? encoder.encode(["error": message])) ?? Data()
         return String(decoding: data, as: UTF8.self)
-    }
-
-    /// `application/x-www-form-urlencoded` fields; the first of a repeated name wins.
-    static func formFields(_ body: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-            }
-            guard let name = parts.first, fields[name] == nil else { continue }
-            fields[name] = parts.count > 1 ? parts[1] : ""
-        }
-        return fields
     }
 
     /// Compares without stopping at the first difference, so timing does not reveal the token.

@@ -47,7 +47,7 @@ extension WebHost {
     func respond(_ request: Request, _ page: @escaping @Sendable (WebRequest) async -> WebResponse) async -> Response {
         let web = WebRequest(
             method: request.method.rawValue, path: request.uri.path,
-            query: (try? Deeplink(parsing: "x://q?\(request.uri.query ?? "")").query) ?? [])
+            query: (try? QueryItem.items(parsing: request.uri.query ?? "")) ?? [])
         var next: @Sendable (WebRequest) async throws -> WebResponse = { await page($0) }
         for contribution in kernel.contributions(for: .webMiddleware).reversed() {
             guard let middleware = try? await contribution.content() else { continue }

@@ -44,9 +44,7 @@ public final class TestApp: Sendable {
 
     /// The contents of `point`'s contributions, built as the host would.
     public func contents<Content>(of point: ExtensionPoint<Content>) async throws -> [Content] {
-        var contents: [Content] = []
-        for contribution in contributions(for: point) { contents.append(try await contribution.content()) }
-        return contents
+        try await kernel.allContributions.values(of: point)
     }
 
     // MARK: Phases, host events, deeplinks

@@ -4,19 +4,19 @@ import MosaicKernel
 import MosaicTesting
 import Testing
 
+/// The whole app (and `extra` modules), with Ghost's own host and default grant.
+func ghostHarness(_ extra: [any Module.Type] = []) -> TestHarness {
+    var harness = TestHarness(modules: AppManifest.groups.flatMap { $0.modules } + extra)
+    harness.host = AppManifest.host
+    harness.entitlements = AppManifest.defaultEntitlements
+    return harness
+}
+
 @Suite("Ghost")
 struct GhostAppTests {
-    /// The whole app, with its own host and default grant.
-    func ghost() -> TestHarness {
-        var harness = TestHarness(modules: AppManifest.groups.flatMap { $0.modules })
-        harness.host = AppManifest.host
-        harness.entitlements = AppManifest.defaultEntitlements
-        return harness
-    }
-
     @Test("Ghost boots clean, with its tabs and widgets in priority order")
     func boots() async throws {
-        let app = try await ghost().start()
+        let app = try await ghostHarness().start()
         await app.expectClean()
         #expect(app.contributions(for: .tabs).map(\.id) == ["dashboard", "weather", "sports", "art", "settings"])
         #expect(
@@ -29,7 +29,7 @@ struct GhostAppTests {
 
     @Test("revoking sports removes its widget; the others keep their order")
     func revoke() async throws {
-        let app = try await ghost().start()
+        let app = try await ghostHarness().start()
         try await app.revoke("sports")
         #expect(app.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today", "art.daily"])
         await app.expect("com.ghost.dashboard", .active)  // sports is optional to it
@@ -37,7 +37,7 @@ struct GhostAppTests {
 
     @Test("a team link sets the favourite team; Analytics counts what was opened", .timeLimit(.minutes(1)))
     func teamLinkAndAnalytics() async throws {
-        let app = try await ghost().start()
+        let app = try await ghostHarness().start()
         #expect(
             await app.open(TeamRoute(name: "celtics").link(scheme: "ghost"))
                 == .handled(tab: "sports", module: "com.ghost.sports"))
@@ -51,7 +51,7 @@ struct GhostAppTests {
 
     @Test("a link naming an unknown city is not handled, and lists the cities there are")
     func unknownCity() async throws {
-        let app = try await ghost().start()
+        let app = try await ghostHarness().start()
         guard case .notHandled(let error) = await app.open("ghost://dashboard/weather/city?name=Atlantis") else {
             Issue.record("a link to Atlantis was handled")
             return

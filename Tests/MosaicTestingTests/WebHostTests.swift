@@ -22,9 +22,7 @@ struct HostileModule: Module {
 
 /// Ghost served in process, its modules run by a test harness.
 func ghostWeb(_ extra: [any Module.Type] = []) async throws -> (TestApp, WebHost) {
-    var harness = TestHarness(modules: AppManifest.groups.flatMap { $0.modules } + extra)
-    harness.host = AppManifest.host
-    harness.entitlements = AppManifest.defaultEntitlements
+    var harness = ghostHarness(extra)
     harness.extensionPoints = WebHost.extensionPoints
     harness.options.deeplinkRules = DeeplinkRules(allowedSchemes: ["ghost"])
     let app = try await harness.start()
@@ -161,6 +159,12 @@ struct WebHostTests {
 
             _ = try await client.post("/settings/entitlements", form: "csrf=\(token)&entitlement=weather&action=grant")
             #expect(widgetModules(try await client.get("/dashboard").body).first == "com.ghost.weather")
+
+            let garbled = try await client.post(
+                "/settings/entitlements", form: "csrf=\(token)&entitlement=%ZZ&action=revoke")
+            #expect(garbled.status == 400)
+            #expect(garbled.body.contains("This form could not be read"))
+            await app.expect("com.ghost.weather", .active)
 
             let unknown = try await client.post(
                 "/settings/entitlements", form: "csrf=\(token)&entitlement=root&action=grant")

@@ -48,17 +48,7 @@ extension Deeplink {
                 .missingTab, "\(scheme):// names no tab.",
                 fix: "Add the tab and the feature after the scheme: \(scheme)://dashboard/weather.")
         }
-        var query: [QueryItem] = []
-        if let question {
-            for pair in rest[(question + 1)...].split(separator: UInt8(ascii: "&")) {
-                let equals = pair.firstIndex(of: UInt8(ascii: "="))
-                let name = try Self.decode(pair[..<(equals ?? pair.endIndex)], plusIsSpace: true)
-                let value = try equals.map { index throws(DeeplinkError) in
-                    try Self.decode(pair[(index + 1)...], plusIsSpace: true)
-                }
-                query.append(QueryItem(name, value ?? ""))
-            }
-        }
+        let query = try question.map { index throws(DeeplinkError) in try Self.queryItems(rest[(index + 1)...]) } ?? []
         self.init(
             scheme: scheme, tab: tab, feature: segments.dropFirst().first, action: segments.dropFirst(2).first,
             path: Array(segments.dropFirst(3)), query: query)
@@ -103,6 +93,20 @@ extension Deeplink {
                 .schemeNotAllowed, "The scheme \(scheme) is not accepted here.",
                 fix: "Use one of: \(rules.allowedSchemes.sorted().joined(separator: ", ")).")
         }
+    }
+
+    /// The items of a query (`a=1&b=two+words`), percent-decoded with `+` as a space, in order.
+    static func queryItems(_ query: ArraySlice<UInt8>) throws(DeeplinkError) -> [QueryItem] {
+        var items: [QueryItem] = []
+        for pair in query.split(separator: UInt8(ascii: "&")) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            let name = try Self.decode(pair[..<(equals ?? pair.endIndex)], plusIsSpace: true)
+            let value = try equals.map { index throws(DeeplinkError) in
+                try Self.decode(pair[(index + 1)...], plusIsSpace: true)
+            }
+            items.append(QueryItem(name, value ?? ""))
+        }
+        return items
     }
 
     /// `part` percent-decoded (and `+` as a space in the query), as UTF-8 text without control characters.
