@@ -22,7 +22,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/mxcl/Version.git", from: "2.2.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -36,7 +35,6 @@ let package = Package(
             name: "Mosaic",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Version", package: "Version"),
             ],
             swiftSettings: strictSettings
         ),
@@ -46,7 +44,6 @@ let package = Package(
                 "Mosaic",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Version", package: "Version"),
             ],
             swiftSettings: strictSettings
         ),

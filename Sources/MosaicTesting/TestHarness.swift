@@ -27,11 +27,13 @@ public struct TestHarness: Sendable {
     public var host: HostEnvironment?
     /// The entitlements granted at start; `nil` grants every one the loaded modules declare.
     public var entitlements: Set<Entitlement>?
-    /// Kernel options; time limits default to 2 seconds so a hanging module fails the test quickly. Without a
-    /// `stateDirectory`, each start keeps persisted state in a fresh temporary directory, removed at shutdown.
+    /// Kernel options; time limits default to 2 seconds so a hanging module fails the test quickly, and links of
+    /// any scheme are accepted (a module's handlers do not depend on the app's scheme; set
+    /// `options.deeplinkRules` to test refusals). Without a `stateDirectory`, each start keeps persisted state in
+    /// a fresh temporary directory, removed at shutdown.
     public var options = KernelOptions(
         activationTimeLimit: .seconds(2), deactivationTimeLimit: .seconds(2), participantTimeLimit: .seconds(2),
-        pendingDeeplinkTimeLimit: .seconds(2))
+        deeplinkRules: DeeplinkRules(allowedSchemes: [DeeplinkRules.anyScheme]), pendingDeeplinkTimeLimit: .seconds(2))
     /// Extension points the host declares beyond the standard ones; `nil` declares every point the loaded modules
     /// contribute to, as the host they are written for would.
     public var extensionPoints: [AnyExtensionPoint]?
@@ -108,9 +110,10 @@ public struct TestHarness: Sendable {
     /// Every problem the kernel finds with the test's modules, without running any of them.
     public func validate() -> [Diagnostic] {
         let setup = Setup(self)
-        return Kernel.validate(
-            setup.catalog, host: setup.host, entitlements: .granted(setup.entitlements), services: services,
-            standard: standard, extensionPoints: setup.extensionPoints)
+        return setup.diagnostics
+            + Kernel.validate(
+                setup.catalog, host: setup.host, entitlements: .granted(setup.entitlements), services: services,
+                standard: standard, extensionPoints: setup.extensionPoints)
     }
 
     /// Boots a kernel with the test's modules and returns it running.

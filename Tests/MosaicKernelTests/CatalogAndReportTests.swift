@@ -40,7 +40,7 @@ private enum Features: ModuleGroup {
         let kernel = Kernel(catalog: catalog, host: testHost, logger: quietLogger)
         let report = try await kernel.boot()
         let clash = try #require(report.diagnostics.with(.duplicateIdentifier).first)
-        #expect(clash.message.contains("Alpha (code) and AlphaImpostor (code)"))
+        #expect(clash.message.contains("MosaicKernelTests.Alpha (code) and MosaicKernelTests.AlphaImpostor (code)"))
         #expect(report["com.test.alpha"]?.state.name == "failed")
         #expect(report["com.test.beta"]?.state.name == "blocked")
     }

@@ -90,14 +90,14 @@ func serviceModule(
         #expect(builds.count == 0)
         let missing = diagnostics.with(.missingServiceProvider)
         #expect(missing.map(\.modules) == [["com.app.lonely"], ["com.app.loop"]])
-        #expect(missing.first?.message == "com.app.lonely uses Telemetry, which no module and not the host provides.")
+        #expect(missing.first?.message == "com.app.lonely uses MosaicKernelTests.Telemetry, which no module and not the host provides.")
         let duplicate = diagnostics.with(.duplicateServiceProvider)
         #expect(duplicate.count == 1)
-        #expect(duplicate.first?.message.contains("com.app.one and com.app.two both provide Clock") == true)
+        #expect(duplicate.first?.message.contains("com.app.one and com.app.two both provide MosaicKernelTests.Clock") == true)
         let captive = diagnostics.with(.captiveService)
         #expect(
             captive.first?.message.hasPrefix(
-                "the singleton String in com.app.captor depends on Forecast, which is transient") == true)
+                "the singleton String in com.app.captor depends on MosaicKernelTests.Forecast, which is transient") == true)
     }
 
     @Test("a cycle among factories is reported with its full path")
@@ -113,7 +113,8 @@ func serviceModule(
             host: testHost)
         let cycle = diagnostics.with(.serviceCycle)
         #expect(cycle.count == 1)
-        #expect(cycle.first?.message.hasPrefix("Clock (com.app.a) → Forecast (com.app.b) → Clock (com.app.a)") == true)
+        #expect(cycle.first?.message.hasPrefix("MosaicKernelTests.Clock (com.app.a) → MosaicKernelTests.Forecast (com.app.b) → "
+                    + "MosaicKernelTests.Clock (com.app.a)") == true)
     }
 
     @Test("ranks settle competing providers: a fallback gives way, an override wins")
@@ -160,7 +161,7 @@ func serviceModule(
         try await kernel.boot()
         let error = try #require(outcome.withLock { $0 })
         #expect(error.code == .notDeclared)
-        #expect(error.message.contains("add `module.services.use(Clock.self)` to com.app.nosy's registration"))
+        #expect(error.message.contains("add `module.services.use(MosaicKernelTests.Clock.self)` to com.app.nosy's registration"))
     }
 
     @Test("services leave with their module and come back with it")
@@ -212,7 +213,8 @@ func serviceModule(
         let mismatch = Kernel.validate(catalog(module), host: testHost, standard: PlainStandard())
         #expect(
             mismatch.with(.standardMismatch).first?.message
-                == "com.app.health requires the standard to conform to HealthStandard; PlainStandard does not.")
+                == "com.app.health requires the standard to conform to MosaicKernelTests.HealthStandard; "
+                + "MosaicKernelTests.PlainStandard does not.")
         #expect(Kernel.validate(catalog(module), host: testHost).with(.standardMismatch).count == 1)
         let kernel = Kernel(catalog: catalog(module), host: testHost, standard: HealthyStandard(), logger: quietLogger)
         #expect(try await kernel.boot().count("active") == 1)

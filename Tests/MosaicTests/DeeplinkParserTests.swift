@@ -40,7 +40,7 @@ import Testing
             ("ghost://tab\u{7}", .invalidCharacter, "The link has control character 0x7 at byte 11."),
             ("dashboard/weather", .missingScheme, "\"dashboard/weather\" has no scheme."),
             ("1ghost://tab", .invalidScheme, "\"1ghost\" is not a valid scheme."),
-            ("http://tab", .schemeNotAllowed, "The scheme http is not accepted here."),
+            ("http://tab", .schemeNotAllowed, "The scheme 'http' is not accepted here; this host accepts ghost."),
             ("ghost://", .missingTab, "ghost:// names no tab."),
             ("ghost://tab/%zz", .badPercentEncoding, "The link has a % at byte 12 not followed by two hex digits."),
             ("ghost://tab/a%2", .badPercentEncoding, "The link has a % at byte 13 not followed by two hex digits."),

@@ -77,7 +77,7 @@ private func services(_ configure: (inout ServiceRegistrar) -> Void) -> Services
         }
         let error = #expect(throws: ServiceError.self) { try view.resolve((any Greeter).self) }
         #expect(error?.code == .factoryFailed)
-        #expect(error?.message == "the factory of Greeter in com.test.provider threw: flaky")
+        #expect(error?.message == "the factory of MosaicTests.Greeter in com.test.provider threw: flaky")
         #expect(try view.resolve((any Greeter).self).greet() == "mock")
     }
 

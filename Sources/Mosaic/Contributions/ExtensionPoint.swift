@@ -83,7 +83,7 @@ public struct AnyExtensionPoint: Sendable, Hashable, CustomStringConvertible {
         cardinality = point.cardinality
         order = point.order
         contentType = ObjectIdentifier(Content.self)
-        contentTypeName = String(describing: Content.self)
+        contentTypeName = qualifiedTypeName(Content.self)
         makeList = { items in ContributionList(items.compactMap { $0 as? Contribution<Content> }) }
     }
 

@@ -1,13 +1,44 @@
 /// What links a host accepts.
+///
+/// A kernel accepts only its host's own schemes unless told otherwise: with ``allowedSchemes`` empty (the default)
+/// it takes `HostEnvironment.schemes`, and with neither set it refuses every link, saying how to declare a scheme.
+/// A link with any other scheme (`javascript://…`, `file://…`) is refused with a message naming the allowed ones,
+/// whether it comes as text or as a ``Deeplink`` the host built. ``anyScheme`` opts out of the check, as the test
+/// harness does by default. Links are at most ``maximumLength`` bytes; control characters, spaces and malformed
+/// `%` escapes are refused.
+///
+/// Parsing on its own (`Deeplink(parsing:)` with default rules) checks only that the scheme is well formed.
 public struct DeeplinkRules: Sendable, Hashable {
-    /// The schemes accepted, lowercased; empty accepts any well-formed scheme.
+    /// The schemes accepted, lowercased; empty means the host's own schemes where a kernel applies the rules, and
+    /// any well-formed scheme where a link is only parsed. ``anyScheme`` in the set accepts any well-formed scheme.
     public var allowedSchemes: Set<String>
     /// The longest link accepted, in UTF-8 bytes.
     public var maximumLength: Int
 
+    /// Put in ``allowedSchemes``, accepts every well-formed scheme.
+    public static let anyScheme = "*"
+
     public init(allowedSchemes: Set<String> = [], maximumLength: Int = 2_048) {
         self.allowedSchemes = Set(allowedSchemes.map { $0.lowercased() })
         self.maximumLength = maximumLength
+    }
+}
+
+extension DeeplinkRules {
+    /// Refuses `scheme` unless ``allowedSchemes`` names it or ``anyScheme``; an empty set accepts nothing here.
+    package func check(scheme: String) throws(DeeplinkError) {
+        guard !allowedSchemes.contains(Self.anyScheme), !allowedSchemes.contains(scheme) else { return }
+        let shown = scheme.quotedForMessage(limit: 40)
+        guard !allowedSchemes.isEmpty else {
+            throw DeeplinkError(
+                .schemeNotAllowed, "The scheme \(shown) is not accepted: this host declares no link schemes.",
+                fix: "Declare the host's scheme, HostEnvironment(version: …, schemes: [\"myapp\"]), or set "
+                    + "KernelOptions.deeplinkRules.allowedSchemes.")
+        }
+        let allowed = allowedSchemes.sorted().joined(separator: ", ")
+        throw DeeplinkError(
+            .schemeNotAllowed, "The scheme \(shown) is not accepted here; this host accepts \(allowed).",
+            fix: "Write the link with one of: \(allowed).")
     }
 }
 
@@ -88,11 +119,7 @@ extension Deeplink {
                 .invalidScheme, "\"\(excerpt(scheme))\" is not a valid scheme.",
                 fix: "A scheme starts with a letter and has only letters, digits, +, - and .")
         }
-        guard rules.allowedSchemes.isEmpty || rules.allowedSchemes.contains(scheme) else {
-            throw DeeplinkError(
-                .schemeNotAllowed, "The scheme \(scheme) is not accepted here.",
-                fix: "Use one of: \(rules.allowedSchemes.sorted().joined(separator: ", ")).")
-        }
+        if !rules.allowedSchemes.isEmpty { try rules.check(scheme: scheme) }
     }
 
     /// The items of a query (`a=1&b=two+words`), percent-decoded with `+` as a space, in order.

@@ -8,17 +8,22 @@ public struct HostEnvironment: Sendable, Hashable {
     public var platformVersion: SemanticVersion
     /// Features the host offers, such as `location`.
     public var features: Set<String>
+    /// The link schemes the host answers to, lowercased, such as `ghost`: the only ones its kernel accepts unless
+    /// `KernelOptions.deeplinkRules` says otherwise.
+    public var schemes: Set<String>
 
     /// Describes a host; the platform defaults to the one this code runs on.
     public init(
         version: SemanticVersion,
         platform: Platform = .current,
         platformVersion: SemanticVersion = "0.0.0",
-        features: Set<String> = []
+        features: Set<String> = [],
+        schemes: Set<String> = []
     ) {
         self.version = version
         self.platform = platform
         self.platformVersion = platformVersion
         self.features = features
+        self.schemes = Set(schemes.map { $0.lowercased() })
     }
 }

@@ -41,7 +41,11 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, RawRepresentabl
         self.init(value)
     }
 
-    public var description: String { rawValue }
+    /// The identifier as written; one too long to be valid is cut to 80 characters with its length stated, so that
+    /// no message quoting it can grow with hostile input.
+    public var description: String {
+        rawValue.utf8.count <= Self.maximumLength ? rawValue : rawValue.quotedForMessage()
+    }
 
     public static func < (lhs: ModuleID, rhs: ModuleID) -> Bool { lhs.rawValue < rhs.rawValue }
 

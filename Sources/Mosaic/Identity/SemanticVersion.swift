@@ -1,36 +1,46 @@
-public import Version
-
 /// A semantic version (semver 2.0.0) such as `1.4.0` or `2.0.0-beta.2+exp.sha.5114f85`.
 ///
-/// Parsing and ordering come from mxcl/Version; this type adds strictness (no leading zeros, no empty or
-/// malformed identifiers, nothing tolerated) and keeps the text as written, so that a manifest with a bad version
-/// can still be read, and the kernel can say exactly what is wrong with it.
+/// Parsed strictly against semver 2.0.0's grammar, byte by byte, with arithmetic that cannot overflow: no leading
+/// zeros, no empty or malformed identifiers, numbers no larger than `Int.max`, at most ``maximumLength`` bytes.
+/// The text is kept as written, so that a manifest with a bad version can still be read and the kernel can say
+/// exactly what is wrong with it. Nothing about any input can make parsing or comparing trap.
 ///
 /// Ordering follows semver precedence: `1.0.0-alpha < 1.0.0-alpha.1 < 1.0.0-beta < 1.0.0`; build metadata is
 /// ignored. An invalid version sorts before every valid one.
 public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepresentable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
+    /// The parts of a valid version.
+    public struct Components: Sendable, Hashable {
+        /// The major version: incompatible changes.
+        public let major: Int
+        /// The minor version: compatible additions.
+        public let minor: Int
+        /// The patch version: compatible fixes.
+        public let patch: Int
+        /// The pre-release identifiers (`["beta", "2"]` for `-beta.2`); empty for a release.
+        public let prerelease: [String]
+        /// The build metadata identifiers; they never change precedence.
+        public let build: [String]
+    }
+
     /// The version as written.
     public let text: String
-    /// The parsed version, or `nil` when ``text`` is not a valid semantic version.
-    public let value: Version?
+    /// The parsed parts, or `nil` when ``text`` is not a valid semantic version.
+    public let components: Components?
+
+    /// The longest version text accepted, in UTF-8 bytes.
+    public static let maximumLength = 256
 
     /// Parses `text` strictly; an invalid version keeps its text and has a ``problem``.
     public init(_ text: String) {
         self.text = text
-        self.value = Self.parse(text)
+        self.components = Self.parse(text)
     }
 
-    /// Wraps a parsed version.
-    public init(_ version: Version) {
-        self.text = version.description
-        self.value = version
-    }
-
-    /// Creates `major.minor.patch`.
+    /// Creates `major.minor.patch`; negative numbers make an invalid version.
     public init(_ major: Int, _ minor: Int, _ patch: Int) {
-        self.init(Version(major, minor, patch))
+        self.init("\(major).\(minor).\(patch)")
     }
 
     /// Parses `rawValue` strictly; never fails (see ``isValid``). Codable uses this.
@@ -45,67 +55,153 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
         self.init(value)
     }
 
-    public var description: String { text }
+    /// The version as written; a text too long to be valid is cut with its length stated, for messages.
+    public var description: String {
+        text.utf8.count <= Self.maximumLength ? text : text.quotedForMessage()
+    }
 
     /// Whether ``text`` is a valid semantic version.
-    public var isValid: Bool { value != nil }
+    public var isValid: Bool { components != nil }
+
+    /// Whether this is a pre-release (`1.0.0-beta`).
+    public var isPrerelease: Bool { components?.prerelease.isEmpty == false }
 
     /// What is wrong with the text and how to write it, or `nil` when it is valid.
     public var problem: String? {
-        guard value == nil else { return nil }
-        return "'\(text.prefix(80))' is not a semantic version; write MAJOR.MINOR.PATCH with an optional "
-            + "-prerelease and +build, such as '1.4.0' or '2.0.0-beta.1', without leading zeros"
+        guard components == nil else { return nil }
+        return "\(text.quotedForMessage()) is not a semantic version; write MAJOR.MINOR.PATCH with an optional "
+            + "-prerelease and +build, such as '1.4.0' or '2.0.0-beta.1', without leading zeros, numbers at most "
+            + "\(Int.max) and at most \(Self.maximumLength) bytes in all"
     }
 
     public static func == (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
-        switch (lhs.value, rhs.value) {
-        case (let left?, let right?): left == right
+        switch (lhs.components, rhs.components) {
+        case (let left?, let right?):
+            (left.major, left.minor, left.patch) == (right.major, right.minor, right.patch)
+                && left.prerelease == right.prerelease
         case (nil, nil): lhs.text == rhs.text
         default: false
         }
     }
 
     public func hash(into hasher: inout Hasher) {
-        if let value { hasher.combine(value) } else { hasher.combine(text) }
-    }
-
-    public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
-        switch (lhs.value, rhs.value) {
-        case (let left?, let right?):
-            // The common case without building arrays; pre-releases go to mxcl/Version's full precedence rules.
-            if (left.major, left.minor, left.patch) != (right.major, right.minor, right.patch) {
-                return (left.major, left.minor, left.patch) < (right.major, right.minor, right.patch)
-            }
-            return left.prereleaseIdentifiers.isEmpty && right.prereleaseIdentifiers.isEmpty ? false : left < right
-        case (nil, nil): return lhs.text < rhs.text
-        case (nil, _?): return true
-        case (_?, nil): return false
+        if let components {
+            hasher.combine(components.major)
+            hasher.combine(components.minor)
+            hasher.combine(components.patch)
+            hasher.combine(components.prerelease)
+        } else {
+            hasher.combine(text)
         }
     }
 
-    /// The next major version with no pre-release: the exclusive upper bound of a "same major" range.
+    public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
+        switch (lhs.components, rhs.components) {
+        case (let left?, let right?): left.precedes(right)
+        case (nil, nil): lhs.text < rhs.text
+        case (nil, _?): true
+        case (_?, nil): false
+        }
+    }
+
+    /// The next major version with no pre-release: the exclusive upper bound of a "same major" range; `nil` when
+    /// the version is invalid or its major version is already `Int.max`.
     public var nextMajor: SemanticVersion? {
-        value.map { SemanticVersion($0.major + 1, 0, 0) }
-    }
-
-    /// Strict semver: mxcl/Version parses, then the text must read back unchanged and every identifier must be
-    /// well formed (the parser itself tolerates leading zeros, signs and empty identifiers).
-    private static func parse(_ text: String) -> Version? {
-        guard text.utf8.count <= 256, let version = Version(text), version.description == text else { return nil }
-        let identifiersWellFormed =
-            version.prereleaseIdentifiers.allSatisfy { isIdentifier($0, numericMayHaveLeadingZero: false) }
-            && version.buildMetadataIdentifiers.allSatisfy { isIdentifier($0, numericMayHaveLeadingZero: true) }
-        return identifiersWellFormed ? version : nil
-    }
-
-    private static func isIdentifier(_ identifier: String, numericMayHaveLeadingZero: Bool) -> Bool {
-        let scalars = identifier.unicodeScalars
-        guard !scalars.isEmpty,
-            scalars.allSatisfy({
-                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-"
-            })
-        else { return false }
-        let isNumeric = scalars.allSatisfy { ("0"..."9").contains($0) }
-        return !isNumeric || numericMayHaveLeadingZero || scalars.count == 1 || scalars.first != "0"
+        guard let components else { return nil }
+        let (next, overflow) = components.major.addingReportingOverflow(1)
+        return overflow ? nil : SemanticVersion(next, 0, 0)
     }
 }
+
+extension SemanticVersion.Components {
+    /// Semver 2.0.0 §11: numbers numerically, then a release above its pre-releases, then identifier by identifier.
+    func precedes(_ other: Self) -> Bool {
+        if (major, minor, patch) != (other.major, other.minor, other.patch) {
+            return (major, minor, patch) < (other.major, other.minor, other.patch)
+        }
+        switch (prerelease.isEmpty, other.prerelease.isEmpty) {
+        case (true, _): return false
+        case (false, true): return true
+        case (false, false): break
+        }
+        for (left, right) in zip(prerelease, other.prerelease) where left != right {
+            return Self.identifier(left, precedes: right)
+        }
+        return prerelease.count < other.prerelease.count
+    }
+
+    /// Numeric identifiers compare by value (by length first: they have no leading zeros, and may exceed `Int`),
+    /// and sort below alphanumeric ones, which compare in ASCII order.
+    private static func identifier(_ left: String, precedes right: String) -> Bool {
+        switch (left.utf8.allSatisfy(isDigit), right.utf8.allSatisfy(isDigit)) {
+        case (true, true):
+            return left.utf8.count != right.utf8.count
+                ? left.utf8.count < right.utf8.count : left.utf8.lexicographicallyPrecedes(right.utf8)
+        case (true, false): return true
+        case (false, true): return false
+        case (false, false): return left.utf8.lexicographicallyPrecedes(right.utf8)
+        }
+    }
+}
+
+extension SemanticVersion {
+    /// Semver 2.0.0's grammar: `core ["-" pre-release] ["+" build]`, checked byte by byte before any value is made.
+    private static func parse(_ text: String) -> Components? {
+        let bytes = Array(text.utf8)
+        guard bytes.count <= maximumLength else { return nil }
+        let plus = bytes.firstIndex(of: UInt8(ascii: "+"))
+        let beforeBuild = bytes[..<(plus ?? bytes.endIndex)]
+        let hyphen = beforeBuild.firstIndex(of: UInt8(ascii: "-"))
+        let core = beforeBuild[..<(hyphen ?? beforeBuild.endIndex)].split(
+            separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard core.count == 3, let major = number(core[0]), let minor = number(core[1]), let patch = number(core[2])
+        else { return nil }
+        var prerelease: [String] = []
+        if let hyphen {
+            guard let identifiers = identifiers(beforeBuild[(hyphen + 1)...], numericMayHaveLeadingZero: false)
+            else { return nil }
+            prerelease = identifiers
+        }
+        var build: [String] = []
+        if let plus {
+            guard let identifiers = identifiers(bytes[(plus + 1)...], numericMayHaveLeadingZero: true)
+            else { return nil }
+            build = identifiers
+        }
+        return Components(major: major, minor: minor, patch: patch, prerelease: prerelease, build: build)
+    }
+
+    /// A numeric identifier without leading zeros that fits in `Int`.
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int? {
+        guard let first = digits.first, digits.allSatisfy(isDigit), first != UInt8(ascii: "0") || digits.count == 1
+        else { return nil }
+        var value = 0
+        for digit in digits {
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int(digit - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    /// Dot-separated, non-empty identifiers of `[0-9A-Za-z-]`.
+    private static func identifiers(_ bytes: ArraySlice<UInt8>, numericMayHaveLeadingZero: Bool) -> [String]? {
+        var identifiers: [String] = []
+        for part in bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+            guard let first = part.first, part.allSatisfy(isIdentifierByte) else { return nil }
+            if !numericMayHaveLeadingZero, part.allSatisfy(isDigit), first == UInt8(ascii: "0"), part.count > 1 {
+                return nil
+            }
+            identifiers.append(String(decoding: part, as: UTF8.self))
+        }
+        return identifiers
+    }
+
+    private static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || byte == UInt8(ascii: "-")
+    }
+}
+
+private func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }

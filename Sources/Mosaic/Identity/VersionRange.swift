@@ -1,5 +1,3 @@
-internal import Version
-
 /// The versions of a module (or of the host) that a manifest accepts.
 ///
 /// Written in code as a Swift range of versions (`"1.0.0"..<"2.0.0"`, `"1.0.0"..."1.9.0"`), with
@@ -56,34 +54,40 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     }
 
     /// `version` up to, not including, the next major version (SwiftPM's `from:`, npm's `^`).
+    /// When `version` is invalid the range has its ``problem``; when its major is `Int.max` there is no higher
+    /// major, and the range is every later version.
     public static func from(_ version: SemanticVersion) -> VersionRange {
-        VersionRange(lowerBound: version, upperBound: version.nextMajor ?? version, includesUpperBound: false)
+        guard version.isValid else {
+            return VersionRange(lowerBound: version, upperBound: version, includesUpperBound: false)
+        }
+        return VersionRange(lowerBound: version, upperBound: version.nextMajor, includesUpperBound: false)
     }
 
     /// Whether the range accepts `version`; an invalid version is never accepted.
+    ///
+    /// A pre-release is accepted only when a bound is a pre-release, and never one of a release upper bound's own
+    /// version (`2.0.0-alpha` is not in `1.0.0-rc.1..<2.0.0`), as in SwiftPM.
     public func contains(_ version: SemanticVersion) -> Bool {
-        guard let candidate = version.value, lowerBound?.isValid != false, upperBound?.isValid != false else {
-            return false
+        guard version.isValid, lowerBound?.isValid != false, upperBound?.isValid != false else { return false }
+        if version.isPrerelease {
+            guard lowerBound?.isPrerelease == true || upperBound?.isPrerelease == true else { return false }
+            if let upper = upperBound?.components, !includesUpperBound, upper.prerelease.isEmpty,
+                let candidate = version.components,
+                (candidate.major, candidate.minor, candidate.patch) == (upper.major, upper.minor, upper.patch)
+            {
+                return false
+            }
         }
-        switch (lowerBound?.value, upperBound?.value) {
-        case (let lower?, let upper?):
-            if lower > upper { return false }
-            return includesUpperBound ? (lower...upper).contains(candidate) : (lower..<upper).contains(candidate)
-        case (let lower?, nil):
-            return candidate >= lower
-                && (candidate.prereleaseIdentifiers.isEmpty || !lower.prereleaseIdentifiers.isEmpty)
-        case (nil, nil):
-            return candidate.prereleaseIdentifiers.isEmpty
-        case (nil, let upper?):
-            return candidate < upper && candidate.prereleaseIdentifiers.isEmpty
-        }
+        if let lowerBound, version < lowerBound { return false }
+        guard let upperBound else { return true }
+        return includesUpperBound ? !(upperBound < version) : version < upperBound
     }
 
     private static func problem(_ lower: SemanticVersion?, _ upper: SemanticVersion?, _ closed: Bool) -> String? {
         let shown = VersionRange.describe(lower, upper, closed)
-        if let problem = lower?.problem ?? upper?.problem { return "range '\(shown)': \(problem)" }
+        if let problem = lower?.problem ?? upper?.problem { return "range \(shown.quotedForMessage(limit: 120)): \(problem)" }
         if let lower, let upper, closed ? lower > upper : lower >= upper {
-            return "range '\(shown)' is empty; its lower bound must be below its upper bound"
+            return "range \(shown.quotedForMessage(limit: 120)) is empty; its lower bound must be below its upper bound"
         }
         return nil
     }
@@ -128,7 +132,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         guard let range = VersionRange(parsing: text) else {
             throw DecodingError.dataCorruptedError(
                 in: container,
-                debugDescription: "'\(text.prefix(80))' is not a version range; write \(Self.acceptedForms)")
+                debugDescription: "\(text.quotedForMessage()) is not a version range; write \(Self.acceptedForms)")
         }
         self = range
     }

@@ -87,7 +87,8 @@ public struct Platform: Sendable, Hashable, Codable, RawRepresentable, CustomStr
     public var rawValue: String { name }
     public init(stringLiteral value: String) { self.init(value) }
 
-    public var description: String { name }
+    /// The name; a long one is cut with its length stated, for messages.
+    public var description: String { name.utf8.count <= 80 ? name : name.quotedForMessage() }
 
     public static let linux: Platform = "linux"
     public static let macOS: Platform = "macOS"

@@ -24,7 +24,8 @@ public struct Entitlement: Sendable, Hashable, Comparable, Codable, RawRepresent
         self.init(value)
     }
 
-    public var description: String { name }
+    /// The name; one too long to be usable is cut with its length stated, for messages.
+    public var description: String { name.unicodeScalars.count <= 128 ? name : name.quotedForMessage() }
 
     public static func < (lhs: Entitlement, rhs: Entitlement) -> Bool { lhs.name < rhs.name }
 

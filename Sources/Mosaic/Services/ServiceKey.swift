@@ -8,10 +8,11 @@ public struct ServiceKey: Sendable, Hashable, Comparable, CustomStringConvertibl
         id = ObjectIdentifier(type)
     }
 
-    /// The type's name, for messages; made only when asked for, so that registering is cheap.
+    /// The type's module-qualified name (`any GhostApp.WeatherData`), for messages, so that two types of one
+    /// name in different modules never read the same; made only when asked for, so that registering is cheap.
     public var name: String {
         // The identifier of a metatype is its metadata pointer, which is the metatype itself.
-        String(describing: unsafeBitCast(id, to: Any.Type.self))
+        qualifiedTypeName(unsafeBitCast(id, to: Any.Type.self))
     }
 
     public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool { lhs.id == rhs.id }
@@ -48,4 +49,27 @@ public enum ServiceRank: Int, Sendable, Hashable, Comparable {
     case override
 
     public static func < (lhs: ServiceRank, rhs: ServiceRank) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// `type`'s module-qualified name, as every message names a type: `GhostApp.WeatherData`, `[String]`. The runtime's
+/// "(unknown context at $…)" of private types and the standard library's `Swift.` are left out: neither helps
+/// a reader tell two types apart.
+@usableFromInline package func qualifiedTypeName(_ type: any Any.Type) -> String {
+    var name = String(reflecting: type)
+    while let start = name.firstRange(of: "(unknown context at $"),
+        let end = name[start.upperBound...].firstRange(of: ").")
+    {
+        name.removeSubrange(start.lowerBound..<end.upperBound)
+    }
+    var result = ""
+    var rest = Substring(name)
+    while let range = rest.firstRange(of: "Swift.") {
+        result += rest[..<range.lowerBound]
+        // Only where a name starts: not the end of `MySwift.`.
+        if let last = result.last, last.isLetter || last.isNumber || last == "_" || last == "." {
+            result += "Swift."
+        }
+        rest = rest[range.upperBound...]
+    }
+    return result + rest
 }

@@ -64,7 +64,7 @@ package final class ServiceTable: Sendable {
         if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
         guard let box = box(for: ObjectIdentifier(type)) else {
             throw ServiceError(
-                .noProvider, service: String(describing: type),
+                .noProvider, service: qualifiedTypeName(type),
                 message: "nothing provides \(type); register a provider for it.")
         }
         return try resolve(box, as: type)

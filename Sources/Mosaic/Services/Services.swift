@@ -40,7 +40,7 @@ public struct Services: Sendable {
 
     @usableFromInline
     func undeclared(_ type: any Any.Type) -> ServiceError {
-        let name = String(describing: type)
+        let name = qualifiedTypeName(type)
         guard all.box(for: ObjectIdentifier(type)) != nil else {
             return ServiceError(
                 .noProvider, service: name,

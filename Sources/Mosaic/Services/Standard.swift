@@ -17,6 +17,6 @@ extension ModuleRegistrar {
     /// Requires the host's standard to conform to `type` (a protocol existential, such as
     /// `(any HealthStandard).self`); read it in `activate` with ``ActivationContext/standard(as:)``.
     public mutating func requireStandard<S>(_ type: S.Type) {
-        standardRequirements.append(StandardRequirement(name: String(describing: type)) { $0 is S })
+        standardRequirements.append(StandardRequirement(name: qualifiedTypeName(type)) { $0 is S })
     }
 }

@@ -22,7 +22,7 @@ public struct ModuleFactory: Sendable {
         self.make = { M() }
         self.register = { M.register(in: &$0) }
         self.type = ObjectIdentifier(type)
-        self.name = String(describing: type)
+        self.name = qualifiedTypeName(type)
     }
 
     /// A factory for a module type known only as an existential, such as an entry of a `ModuleGroup`.

@@ -8,16 +8,28 @@ extension Kernel {
     public nonisolated func open(_ text: String) async -> DeeplinkResult {
         let link: Deeplink
         do {
-            link = try Deeplink(parsing: text, rules: options.deeplinkRules)
+            link = try Deeplink(parsing: text, rules: linkRules)
         } catch {
             return .notHandled(error)
         }
         return await open(link)
     }
 
-    /// Opens a parsed or built link.
+    /// Opens a parsed or built link; one whose scheme the host does not accept is not handled.
     public nonisolated func open(_ link: Deeplink) async -> DeeplinkResult {
-        await deeplinkRouter.open(link)
+        do {
+            try linkRules.check(scheme: link.scheme)
+        } catch {
+            return .notHandled(error)
+        }
+        return await deeplinkRouter.open(link)
+    }
+
+    /// ``KernelOptions/deeplinkRules`` with the host's own schemes when the options name none.
+    nonisolated var linkRules: DeeplinkRules {
+        var rules = options.deeplinkRules
+        if rules.allowedSchemes.isEmpty { rules.allowedSchemes = host.schemes }
+        return rules
     }
 
     /// The route a handler of module `id` serves, run with the module's services.

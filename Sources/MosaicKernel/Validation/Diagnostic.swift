@@ -77,9 +77,18 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         self.code = code
         self.severity = severity
         self.modules = modules
-        self.message = message
-        self.fix = fix
+        self.message = Self.bounded(message)
+        self.fix = Self.bounded(fix)
         self.location = location
+    }
+
+    /// The longest message or fix kept, in UTF-8 bytes: a net under the quoting that keeps messages short, so that no
+    /// input makes a diagnostic grow without bound.
+    static let maximumTextLength = 4_096
+
+    private static func bounded(_ text: String) -> String {
+        guard text.utf8.count > maximumTextLength else { return text }
+        return String(text.prefix(maximumTextLength / 2)) + "… (\(text.utf8.count) bytes in all)"
     }
 
     /// `error[dependency.cycle] com.a: … Fix: …`, with the file location first when there is one.

@@ -83,8 +83,8 @@ extension ModuleGraph {
             if !requirement.isMet(standard) {
                 report(
                     .standardMismatch, .error, [id],
-                    "\(id) requires the standard to conform to \(requirement.name); \(type(of: standard)) does not.",
-                    fix: "Make \(type(of: standard)) conform to \(requirement.name), or remove \(id).", fault: true)
+                    "\(id) requires the standard to conform to \(requirement.name); \(qualifiedTypeName(type(of: standard))) does not.",
+                    fix: "Make \(qualifiedTypeName(type(of: standard))) conform to \(requirement.name), or remove \(id).", fault: true)
             }
         }
     }

@@ -117,12 +117,17 @@ public struct ModuleGraph: Sendable {
         }
     }
 
-    /// Records a diagnostic; when `fault` is set, the first module named can never run here.
+    /// Records a diagnostic; when `fault` is set, the first module named can never run here. A diagnostic about a
+    /// module read from a manifest file names the file, and `keyPath` within it when given.
     mutating func report(
         _ code: Diagnostic.Code, _ severity: Diagnostic.Severity, _ modules: [ModuleID], _ message: String,
-        fix: String, fault: Bool = false
+        fix: String, fault: Bool = false, keyPath: String? = nil
     ) {
-        diagnostics.append(Diagnostic(code, severity, modules: modules, message: message, fix: fix))
+        var location: Diagnostic.Location?
+        if let id = modules.first, let index = position[id], case .manifestFile(let path) = nodes[index].entry.origin {
+            location = Diagnostic.Location(file: path, keyPath: keyPath)
+        }
+        diagnostics.append(Diagnostic(code, severity, modules: modules, message: message, fix: fix, location: location))
         if fault, let id = modules.first, let index = position[id], nodes[index].fault == nil {
             nodes[index].fault = message
         }
@@ -131,26 +136,34 @@ public struct ModuleGraph: Sendable {
     /// Links each dependency to the module it names, recording what is missing or at the wrong version.
     private mutating func resolveDependencies() {
         for index in nodes.indices {
-            for dependency in nodes[index].manifest.dependencies where dependency.id.isValid {
-                resolve(dependency, of: index)
+            for (position, dependency) in nodes[index].manifest.dependencies.enumerated() where dependency.id.isValid {
+                resolve(dependency, of: index, keyPath: "dependencies[\(position)].id")
             }
         }
     }
 
-    private mutating func resolve(_ dependency: Dependency, of index: Int) {
+    private mutating func resolve(_ dependency: Dependency, of index: Int, keyPath: String) {
         let id = nodes[index].id
         let kind = dependency.isOptional ? "can use" : "requires"
         guard let target = position[dependency.id] else {
+            let nearMiss = ids.nearestMiss(of: dependency.id)
+            let meant = nearMiss.map { " Did you mean \($0)?" } ?? ""
+            func fix(_ addIt: String) -> String {
+                guard let nearMiss else { return addIt.prefix(1).uppercased() + addIt.dropFirst() }
+                return "If \(nearMiss) was meant, correct the dependency in \(id)'s manifest; otherwise \(addIt)"
+            }
             if dependency.isOptional {
                 report(
                     .missingOptionalDependency, .note, [id, dependency.id],
-                    "\(id) can use \(dependency.id), which is not installed; it will run without it.",
-                    fix: "Add \(dependency.id) to the catalog to enable what it offers, or ignore this note.")
+                    "\(id) can use \(dependency.id), which is not installed; it will run without it.\(meant)",
+                    fix: fix("add \(dependency.id) to the catalog to enable what it offers, or ignore this note."),
+                    keyPath: keyPath)
             } else {
-                let message = "\(id) requires \(dependency.id), which is not installed."
+                let message = "\(id) requires \(dependency.id), which is not installed.\(meant)"
                 report(
                     .missingDependency, .error, [id, dependency.id], message,
-                    fix: "Add \(dependency.id) to the catalog, or declare the dependency optional.")
+                    fix: fix("add \(dependency.id) to the catalog, or declare the dependency optional in \(id)'s manifest."),
+                    keyPath: keyPath)
                 nodes[index].unmet.append((dependency.id, message))
             }
             return
@@ -182,5 +195,21 @@ public struct ModuleGraph: Sendable {
             nodes[index].optional.removeAll { $0 == target }
         }
         if nodes[target].dependents.last != index { nodes[target].dependents.append(index) }
+    }
+}
+
+extension [ModuleID] {
+    /// The identifier here that `id` most likely misspells (at most two edits away, and fewer than a quarter of its
+    /// length), for "did you mean".
+    package func nearestMiss(of id: ModuleID) -> ModuleID? {
+        let length = id.rawValue.utf8.count
+        let limit = Swift.min(2, (length - 1) / 4)
+        guard limit > 0 else { return nil }
+        var best: (id: ModuleID, distance: Int)?
+        for candidate in self where candidate != id && abs(candidate.rawValue.utf8.count - length) <= limit {
+            let distance = editDistance(id.rawValue, candidate.rawValue)
+            if distance <= limit, distance < best?.distance ?? .max { best = (candidate, distance) }
+        }
+        return best?.id
     }
 }

@@ -126,7 +126,8 @@ func catalog(_ factories: [ModuleFactory]) -> ModuleCatalog {
     return catalog
 }
 
-let testHost = HostEnvironment(version: "2.3.0", platform: .linux, platformVersion: "6.1.0", features: ["location"])
+let testHost = HostEnvironment(
+    version: "2.3.0", platform: .linux, platformVersion: "6.1.0", features: ["location"], schemes: ["ghost"])
 
 /// A kernel over `factories` for `testHost`, granting `entitlements`.
 func makeKernel(

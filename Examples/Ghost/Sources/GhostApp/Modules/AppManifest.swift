@@ -17,8 +17,8 @@ public enum AppManifest {
     /// The groups, in order.
     public static let groups: [any ModuleGroup.Type] = [CoreModules.self, FeatureModules.self]
 
-    /// The host Ghost is: its version and the features it offers.
-    public static let host = HostEnvironment(version: "2.3.0", features: ["location"])
+    /// The host Ghost is: its version, the features it offers and the scheme of its links.
+    public static let host = HostEnvironment(version: "2.3.0", features: ["location"], schemes: [scheme])
 
     /// The entitlements a default install grants.
     public static let defaultEntitlements: Set<Entitlement> = ["weather", "sports", "art"]
