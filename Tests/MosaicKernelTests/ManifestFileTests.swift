@@ -75,7 +75,7 @@ import Testing
                 #"{"id": "com.a.b", "version": "1.0.0", "entryPoint": "X", "dependencies": [{"id": "com.c.d", "versions": "soon"}]}"#,
                 "'soon' is not a version range", "dependencies[0].versions"
             ),
-            ("", "not valid JSON", nil),
+            ("", "the file is empty", nil),
         ])
     func wrongShape(_ contents: String, _ expected: String, _ keyPath: String?) throws {
         let path = try directory(["bad.json": contents])

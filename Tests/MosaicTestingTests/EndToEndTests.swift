@@ -10,8 +10,11 @@ struct EndToEndTests {
     static let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test("in Chromium: dashboard order, a deeplink's tab, revoke and grant on Settings", .timeLimit(.minutes(3)))
+    @Test(
+        "in Chromium: dashboard order, a deeplink's tab, revoke and grant on Settings", .timeLimit(.minutes(3)),
+        .enabled(if: OutsidePrograms.browser.shouldRun, OutsidePrograms.browser.skipReason))
     func chromium() async throws {
+        guard OutsidePrograms.browser.requirePresent() else { return }
         let (_, web) = try await ghostWeb()
         let (ports, announce) = AsyncStream.makeStream(of: Int.self)
         let server = Task {

@@ -37,6 +37,20 @@ struct HarnessTests {
         await app.expect("com.ghost.dashboard", .active)
     }
 
+    @Test("a stand-in for a near miss of a loaded module's id is refused as a likely typo, naming both")
+    func nearMissStandIn() async throws {
+        let consumer = ModuleFactory(
+            manifest: Manifest(
+                id: "com.test.consumer", version: "1.0.0", requires: [.module("com.ghost.locaton", .from("1.0.0"))])
+        ) { LocationModule() }
+        let harness = TestHarness(factories: [ModuleFactory(LocationModule.self), consumer])
+        let nearMiss = harness.validate().filter { $0.code == .standInNearMiss }
+        #expect(nearMiss.map(\.modules) == [["com.test.consumer", "com.ghost.locaton"]])
+        #expect(nearMiss.first?.message.contains("did you mean com.ghost.location, which is loaded?") == true)
+        let error = await #expect(throws: HarnessError.self) { try await harness.start() }
+        #expect(error?.description.contains("testing.stand-in-near-miss") == true)
+    }
+
     @Test("the default host accepts every module; a host set by the test is used as given")
     func host() async throws {
         #expect(TestHarness(LocationModule.self).validate().isEmpty)

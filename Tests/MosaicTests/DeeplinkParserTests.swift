@@ -65,7 +65,7 @@ import Testing
 
     @Test("100,000 random and mutated strings: each parses and round-trips, or is rejected with a reason and a fix")
     func fuzz() {
-        var random = SystemRandomNumberGenerator()
+        var random = SeededRandom()
         let seeds = [
             "ghost://dashboard/weather/city?name=Chicago", "ghost://sports/team?name=Bulls&x=%20", "ghost://a/b/c/d/e",
         ]
@@ -95,11 +95,11 @@ import Testing
             do {
                 let link = try Deeplink(parsing: text)
                 parsed += 1
-                #expect(try Deeplink(parsing: link.url) == link, "\(text) → \(link.url)")
+                #expect(try Deeplink(parsing: link.url) == link, "\(text) → \(link.url); \(random)")
             } catch {
-                #expect(!error.message.isEmpty && !error.fix.isEmpty, "\(text)")
+                #expect(!error.message.isEmpty && !error.fix.isEmpty, "\(text); \(random)")
             }
         }
-        #expect(parsed > 10_000, "the mutations should leave many links valid")
+        #expect(parsed > 10_000, "the mutations should leave many links valid; \(random)")
     }
 }

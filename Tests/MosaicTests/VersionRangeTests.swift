@@ -47,4 +47,26 @@ import Testing
         #expect(VersionRange(parsing: "2.0.0..<1.0.0")?.problem?.contains("empty") == true)
         #expect(VersionRange(parsing: "1.0..<2.0.0")?.problem?.contains("not a semantic version") == true)
     }
+
+    @Test(
+        "ranges from outside never trap; a caret on the largest major is every later version",
+        arguments: ["^9223372036854775807.0.0", "1.0.+0-x..<2.0.0", "^1.0.+0-x", ">=1.0.+0-x", "1.0.0...1.0.+0-x"])
+    func hostileRanges(_ text: String) throws {
+        let range = try #require(VersionRange(parsing: text))
+        if text.hasPrefix("^9") {
+            #expect(range.problem == nil)
+            #expect(range.contains("9223372036854775807.0.0") && range.contains("9223372036854775807.5.0"))
+            #expect(!range.contains("9223372036854775806.0.0"))
+        } else {
+            #expect(range.problem?.contains("'1.0.+0-x' is not a semantic version") == true)
+            #expect(!range.contains("1.0.0"))
+        }
+    }
+
+    @Test("a pre-release of a release upper bound's own version is outside a half-open range")
+    func prereleaseOfUpperBound() {
+        #expect(!VersionRange("1.0.0-rc.1"..<"2.0.0").contains("2.0.0-alpha"))
+        #expect(VersionRange("1.0.0-rc.1"..<"2.0.0").contains("1.0.0-rc.2"))
+        #expect(VersionRange("1.0.0"..."2.0.0-beta").contains("2.0.0-alpha"))
+    }
 }

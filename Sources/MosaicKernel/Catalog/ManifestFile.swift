@@ -55,6 +55,17 @@ struct ManifestFile: Decodable {
                     ]
                 )
             }
+            if let size = attributes[.size] as? Int, size == 0 {
+                // Not read at all: Foundation's read of an empty file leaks a buffer each time.
+                return (
+                    nil,
+                    [
+                        problem(
+                            "the file is empty.",
+                            fix: "Write the manifest as one JSON object with at least 'id', 'version' and 'entryPoint'.")
+                    ]
+                )
+            }
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             return (

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// Programs from outside the Swift toolchain that some tests drive: a test that needs them runs when they are
+/// present and is skipped, with the reason and the install command, when they are not; CI sets
+/// `MOSAIC_REQUIRE_OUTSIDE_PROGRAMS=1`, which makes their absence a failure instead.
+struct OutsidePrograms: Sendable {
+    /// What is needed, for messages.
+    let name: String
+    /// The command that installs them on Debian.
+    let install: String
+    /// The parts that are missing here; empty when everything is present.
+    let missing: [String]
+
+    /// Chromium, its driver and Selenium, for the end-to-end browser test.
+    static let browser = OutsidePrograms(
+        name: "Chromium, chromium-driver and Selenium",
+        install: "apt-get install chromium chromium-driver && python3 -m pip install selenium",
+        missing: missingExecutables(["chromium", "chromedriver"]) + missingPythonModules(["selenium"]))
+
+    /// Whether CI demands every outside program.
+    static let required = ProcessInfo.processInfo.environment["MOSAIC_REQUIRE_OUTSIDE_PROGRAMS"] == "1"
+
+    /// Whether a test that needs these runs: when they are present, or when CI requires them (and the test fails).
+    var shouldRun: Bool { missing.isEmpty || Self.required }
+
+    /// Why a test that needs these was skipped.
+    var skipReason: Comment {
+        "skipped: \(missing.joined(separator: ", ")) not found; install with `\(install)` (.ci/run does)"
+    }
+
+    /// Records a failure when the programs are missing although CI requires them; call first in the test.
+    func requirePresent() -> Bool {
+        guard !missing.isEmpty else { return true }
+        Issue.record("\(name) are required here (MOSAIC_REQUIRE_OUTSIDE_PROGRAMS=1) but \(missing) are missing: \(install)")
+        return false
+    }
+
+    private static func missingExecutables(_ names: [String]) -> [String] {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let directories = path.split(separator: ":").map(String.init)
+        return names.filter { name in
+            !directories.contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(name)") }
+        }
+    }
+
+    private static func missingPythonModules(_ names: [String]) -> [String] {
+        names.filter { name in
+            let process = Process()
+            process.executableURL = URL(filePath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", "import \(name)"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return true }
+            process.waitUntilExit()
+            return process.terminationStatus != 0
+        }.map { "python3 module \($0)" }
+    }
+}
