@@ -1,0 +1,23 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// libFuzzer entry points for Mosaic's parsers of outside input. A separate package, so the library never depends
+/// on fuzzing tooling; `Fuzz/run.sh` builds it with `-sanitize=fuzzer,address` and runs each target.
+let package = Package(
+    name: "MosaicFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "Mosaic", path: "..")],
+    targets: [
+        .target(name: "LibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["LibFuzzer"]),
+        .executableTarget(name: "FuzzDeeplink", dependencies: ["FuzzSupport", .product(name: "Mosaic", package: "Mosaic")]),
+        .executableTarget(name: "FuzzQuery", dependencies: ["FuzzSupport", .product(name: "Mosaic", package: "Mosaic")]),
+        .executableTarget(name: "FuzzVersion", dependencies: ["FuzzSupport", .product(name: "Mosaic", package: "Mosaic")]),
+        .executableTarget(
+            name: "FuzzManifest",
+            dependencies: [
+                "FuzzSupport", .product(name: "Mosaic", package: "Mosaic"),
+                .product(name: "MosaicKernel", package: "Mosaic"),
+            ]),
+    ]
+)

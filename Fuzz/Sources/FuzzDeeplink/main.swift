@@ -1,0 +1,22 @@
+import FuzzSupport
+import Mosaic
+
+/// Any bytes as a link, with default and strict rules and as a web path: a link parses and its URL parses back to
+/// the same link, or it is refused with a message and a fix. Anything else, or a trap, is a finding.
+func fuzzDeeplink(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    let text = FuzzSupport.text(bytes, count)
+    for rules in [DeeplinkRules(), DeeplinkRules(allowedSchemes: ["ghost"], maximumLength: 64)] {
+        do {
+            let link = try Deeplink(parsing: text, rules: rules)
+            guard (try? Deeplink(parsing: link.url, rules: DeeplinkRules())) == link else {
+                fatalError("\(text) → \(link.url) does not parse back to the same link")
+            }
+        } catch {
+            precondition(!error.message.isEmpty && !error.fix.isEmpty, "a refusal without a message or fix")
+        }
+    }
+    _ = try? Deeplink(parsingPath: text, scheme: "ghost")
+    return 0
+}
+
+runFuzzer { fuzzDeeplink($0, $1) }
