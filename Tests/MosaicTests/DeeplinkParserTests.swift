@@ -63,6 +63,14 @@ import Testing
         #expect(error?.message == "The link is 5000012 bytes long; links are at most 2048.")
     }
 
+    @Test("a link's URL may outgrow the limit its text met, since raw characters are percent-encoded (found by fuzzing)")
+    func urlLongerThanText() throws {
+        let link = try Deeplink(parsing: "ghost://tab/" + String(repeating: "é", count: 500))
+        #expect(link.url.utf8.count == 12 + 500 * 6)
+        #expect(throws: DeeplinkError.self) { try Deeplink(parsing: link.url) }
+        #expect(try Deeplink(parsing: link.url, rules: DeeplinkRules(maximumLength: 4_096)) == link)
+    }
+
     @Test("100,000 random and mutated strings: each parses and round-trips, or is rejected with a reason and a fix")
     func fuzz() {
         var random = SeededRandom()
