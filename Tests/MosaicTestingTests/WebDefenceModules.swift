@@ -44,6 +44,7 @@ struct NotesModule: Module {
         module.contribute(to: .webRoutes, id: "notes.fail", title: "Failing") {
             WebRoute(.get, "/fail") { _ in throw Refusal() }
         }
+        module.handle(feature: "crash") { _, _ in throw Refusal() }
         module.handle(feature: "peek", navigatesOnly: true) { link, _ in
             Reached.record(link.query.first { $0.name == "note" }?.value ?? "")
         }

@@ -133,7 +133,7 @@ struct WebDefenceTests {
         }
     }
 
-    @Test("a route's handler that throws is a 500 with an error id; the details go only to the log")
+    @Test("a route's or link handler's fault is a 500 with an error id, the details only in the log; client mistakes stay 4xx")
     func serverFault() async throws {
         let log = InMemoryLogHandler()
         let (_, web) = try await ghostWeb([NotesModule.self], logger: Logger(label: "test") { _ in log })
@@ -144,10 +144,21 @@ struct WebDefenceTests {
             let id = try #require(log.entries.first?.metadata["error.id"]?.description)
             #expect(answer.body.contains(id))
             #expect(log.entries.first?.metadata["module"] == "com.test.notes")
+            let crashed = try await client.post(
+                "/open", form: "csrf=\(try await client.token())&url=ghost%3A%2F%2Fdashboard%2Fcrash")
+            #expect(crashed.status == 500)
+            #expect(!crashed.body.contains("hunter2"))
+            let linkID = try #require(log.entries.last?.metadata["error.id"]?.description)
+            #expect(crashed.body.contains("error id \(linkID)"))
+            #expect(log.entries.last?.metadata["error"]?.description.contains("com.test.notes") == true)
             // A client's mistake stays a 4xx with its message.
             let missing = try await client.get("/api/weather/Atlantis")
             #expect(missing.status == 404)
             #expect(missing.body.contains("no such city"))
+            let atlantis = try await client.post(
+                "/open", form: "csrf=\(try await client.token())&url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DAtlantis")
+            #expect(atlantis.status == 400)
+            #expect(atlantis.body.contains("There is no city named &#39;Atlantis&#39;"))
         }
     }
 
