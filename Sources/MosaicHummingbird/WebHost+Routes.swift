@@ -79,7 +79,8 @@ extension WebHost {
             do {
                 middleware = try await contribution.content()
             } catch {
-                return Self.hummingbird(bare(faultPage("A middleware factory threw", module: contribution.module, error)))
+                return Self.hummingbird(
+                    bare(faultPage("A middleware factory threw", module: contribution.module, error)))
             }
             let inner = next
             next = { request in

@@ -37,7 +37,8 @@ public enum WebServer {
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: idleTimeout)),
             configuration: ApplicationConfiguration(
                 address: .hostname(address, port: port), serverName: "Mosaic",
-                availableConnectionsDelegate: MaximumAvailableConnections(host.options.maximumConnections, logger: logger)),
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    host.options.maximumConnections, logger: logger)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
         // A service group shuts its services down in reverse order, each after the one after it has finished: the

@@ -97,7 +97,8 @@ struct WebDefenceTests {
         }
     }
 
-    @Test("a middleware whose factory throws answers 500 with an error id, logged with its module; the route never runs")
+    @Test(
+        "a middleware whose factory throws answers 500 with an error id, logged with its module; the route never runs")
     func throwingMiddleware() async throws {
         let log = InMemoryLogHandler()
         let (_, web) = try await ghostWeb([BrokenMiddlewareModule.self], logger: Logger(label: "test") { _ in log })
@@ -133,7 +134,9 @@ struct WebDefenceTests {
         }
     }
 
-    @Test("a route's or link handler's fault is a 500 with an error id, the details only in the log; client mistakes stay 4xx")
+    @Test(
+        "a route's or link handler's fault is a 500 with an error id, the details only in the log; client mistakes stay 4xx"
+    )
     func serverFault() async throws {
         let log = InMemoryLogHandler()
         let (_, web) = try await ghostWeb([NotesModule.self], logger: Logger(label: "test") { _ in log })
@@ -156,7 +159,8 @@ struct WebDefenceTests {
             #expect(missing.status == 404)
             #expect(missing.body.contains("no such city"))
             let atlantis = try await client.post(
-                "/open", form: "csrf=\(try await client.token())&url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DAtlantis")
+                "/open",
+                form: "csrf=\(try await client.token())&url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DAtlantis")
             #expect(atlantis.status == 400)
             #expect(atlantis.body.contains("There is no city named &#39;Atlantis&#39;"))
         }

@@ -158,7 +158,8 @@ struct WebHostTests {
                 ? try await client.get(uri)
                 : try await client.post(
                     "/open",
-                    form: "csrf=\(try await client.token())&url=\(uri.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+                    form:
+                        "csrf=\(try await client.token())&url=\(uri.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
                 )
             #expect(page.status == 400, "\(uri): \(page.body)")
             #expect(page.body.contains(message), "\(uri): \(page.body)")

@@ -65,8 +65,6 @@ struct GateModule: Module {
     static let (opened, open) = AsyncStream.makeStream(of: Void.self)
     static let events = Mutex<[String]>([])
 
-    init() {}
-
     static func register(in module: inout ModuleRegistrar) {
         module.contribute(to: .webRoutes, id: "slow", title: "Slow") {
             WebRoute(.get, "/slow") { _ in
@@ -101,7 +99,8 @@ struct WebServerTests {
                     + form)
             #expect(post.hasPrefix("HTTP/1.1 421"))
             #expect(await app.state(of: "com.ghost.weather") == .active)
-            #expect(try await RawHTTP.get(port: port, "/dashboard", host: "localhost:\(port)").hasPrefix("HTTP/1.1 200"))
+            #expect(
+                try await RawHTTP.get(port: port, "/dashboard", host: "localhost:\(port)").hasPrefix("HTTP/1.1 200"))
             #expect(try await RawHTTP.get(port: port, "/dashboard", host: "[::1]:\(port)").hasPrefix("HTTP/1.1 200"))
         }
     }
