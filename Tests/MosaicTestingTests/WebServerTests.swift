@@ -58,6 +58,13 @@ func withServer<Value: Sendable>(
     }
 }
 
+/// Entries in the order they happened, from any task.
+final class Journal: Sendable {
+    private let storage = Mutex<[String]>([])
+    func append(_ entry: String) { storage.withLock { $0.append(entry) } }
+    var entries: [String] { storage.withLock { $0 } }
+}
+
 /// A route that waits at a gate, and a module that records when it deactivates.
 struct GateModule: Module {
     static let manifest = Manifest(id: "com.test.gate", version: "1.0.0")
@@ -119,6 +126,30 @@ struct WebServerTests {
                 #expect(!received.contains("200 OK"))
             }
         }
+    }
+
+    @Test("over the connection limit a client waits until a connection closes")
+    func connectionLimit() async throws {
+        let (_, web) = try await ghostWeb(
+            options: WebHostOptions(idleTimeout: .milliseconds(300), maximumConnections: 1))
+        let order = Journal()
+        try await withServer(web) { port, _ in
+            let first = try await RawHTTP.connect(port: port)
+            try await first.executeThenClose { inbound, outbound in
+                // One answered request proves the server took this connection; it then sits idle.
+                try await outbound.write(ByteBuffer(string: "GET /dashboard HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+                var iterator = inbound.makeAsyncIterator()
+                #expect(try await iterator.next().map { String(buffer: $0) }?.hasPrefix("HTTP/1.1 200") == true)
+                async let second: Void = {
+                    let answer = try await RawHTTP.get(port: port, "/dashboard")
+                    order.append(answer.hasPrefix("HTTP/1.1 200") ? "second answered" : answer)
+                }()
+                while try await iterator.next() != nil {}
+                order.append("first closed")
+                try await second
+            }
+        }
+        #expect(order.entries == ["first closed", "second answered"])
     }
 
     @Test("on shutdown the server refuses new requests and finishes the one in flight before any module deactivates")
