@@ -37,7 +37,8 @@ extension WebHost {
         ),
         ("X-Content-Type-Options", "nosniff"),
         ("X-Frame-Options", "DENY"),
-        ("Referrer-Policy", "no-referrer"),
+        // Not `no-referrer`: under it a browser sends `Origin: null` on the app's own form posts.
+        ("Referrer-Policy", "same-origin"),
     ]
 
     static let csrfRefusal =
@@ -100,7 +101,9 @@ extension WebHost {
     /// the browser says `Sec-Fetch-Site: same-origin`, or it carries the page's token (the `X-CSRF-Token` header
     /// or the form's first `csrf` field). A foreign `Origin` or a cross-site fetch is refused even with a token.
     func isProvablySameSite(_ request: Request, body: ByteBuffer) -> Bool {
-        if let origin = request.headers[.origin] {
+        // `Origin: null` (a sandboxed or privacy-restricted page) proves nothing: `Sec-Fetch-Site` or
+        // the token decide.
+        if let origin = request.headers[.origin], origin != "null" {
             guard let authority = request.head.authority else { return false }
             return origin == "http://\(authority)" || origin == "https://\(authority)"
         }

@@ -33,9 +33,13 @@ struct WebDefenceTests {
                 "/api/notes", form: "note=\(crossSite)&csrf=\(try await client.token())",
                 headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
             #expect(fetched.status == 403)
+            let sandboxed = marker()
+            #expect(
+                try await client.post("/api/notes", form: "note=\(sandboxed)", headers: [.origin: "null"]).status == 403
+            )
             let deleted = marker()
             #expect(try await client.send(.delete, "/api/notes/\(deleted)").status == 403)
-            for refused in [foreign, bare, crossSite, deleted] { #expect(!Reached.contains(refused)) }
+            for refused in [foreign, bare, crossSite, sandboxed, deleted] { #expect(!Reached.contains(refused)) }
         }
     }
 
@@ -236,7 +240,7 @@ struct WebDefenceTests {
             for answer in answers {
                 #expect(answer.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
                 #expect(answer.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("frame-ancestors") == true)
-                #expect(answer.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+                #expect(answer.headers[HTTPField.Name("Referrer-Policy")!] == "same-origin")
                 #expect(answer.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
             }
             #expect(try await client.get("/settings").headers[.cacheControl] == "no-store")
