@@ -87,6 +87,6 @@ struct Ghost: AsyncParsableCommand {
         try await WebServer.run(host, address: bind, port: port, logger: Logger(label: "ghost")) { port in
             print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.")
         }
-        print("Ghost stopped: modules deactivated, server closed.")
+        print("Ghost stopped: server closed, requests finished, modules deactivated.")
     }
 }
