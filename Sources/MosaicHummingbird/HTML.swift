@@ -20,12 +20,24 @@ enum HTML {
     }
 
     /// Where a module's link may point in the page: its own scheme's links become paths of this host, web links
-    /// stay; anything else (`javascript:`, `data:`…) is dropped.
+    /// and paths of this host stay; anything else (`javascript:`, `data:`, scheme-relative `//host`, `/\host`…) is
+    /// dropped.
     static func href(_ target: String, scheme: String) -> String {
         let prefix = "\(scheme)://"
-        if target.lowercased().hasPrefix(prefix) { return "/" + target.dropFirst(prefix.count) }
-        if target.hasPrefix("https://") || target.hasPrefix("http://") || target.hasPrefix("/") { return target }
-        return "#"
+        let lowered = target.lowercased()
+        let path: Substring
+        if lowered.hasPrefix(prefix) {
+            path = Substring("/" + target.dropFirst(prefix.count))
+        } else if lowered.hasPrefix("https://") || lowered.hasPrefix("http://") {
+            return target
+        } else {
+            path = Substring(target)
+        }
+        // A second slash or a backslash after the first makes a browser read the rest as another host.
+        guard path.hasPrefix("/"), !path.dropFirst().hasPrefix("/"), !path.dropFirst().hasPrefix("\\") else {
+            return "#"
+        }
+        return String(path)
     }
 
     /// A panel's blocks as HTML.

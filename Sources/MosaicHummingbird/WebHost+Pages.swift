@@ -43,8 +43,31 @@ extension WebHost {
             title: "Modules",
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
                 + "<th>Version</th><th>State</th><th>Activation</th><th>Reason</th></tr></thead><tbody>"
-                + rows.joined() + "</tbody></table>"
+                + rows.joined() + "</tbody></table>" + (await exemptRoutes())
                 + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
+    }
+
+    /// The active modules' routes that accept requests from other sites (exempt from the CSRF check), so that
+    /// whoever runs the app sees each one.
+    func exemptRoutes() async -> String {
+        var rows = ""
+        for contribution in kernel.contributions(for: .webRoutes) {
+            let module = HTML.escape(contribution.module.rawValue)
+            do {
+                let route = try await contribution.content()
+                guard route.isExemptFromCSRFCheck else { continue }
+                rows +=
+                    "<tr data-exempt-route=\"\(HTML.escape(route.method.rawValue)) /api\(HTML.escape(route.path))\">"
+                    + "<td>\(module)</td><td>\(route.method.rawValue)</td><td>/api\(HTML.escape(route.path))</td></tr>"
+            } catch {
+                let id = logFault("A route factory threw", module: contribution.module, error)
+                rows += "<tr><td>\(module)</td><td colspan=\"2\">route could not be built (error id \(id))</td></tr>"
+            }
+        }
+        guard !rows.isEmpty else { return "" }
+        return "<h2>Routes open to other sites</h2><p>These routes accept state-changing requests without the "
+            + "page's token (their modules serve clients other than browsers):</p><table><thead><tr><th>Module</th>"
+            + "<th>Method</th><th>Path</th></tr></thead><tbody>\(rows)</tbody></table>"
     }
 
     /// The graph page: the SVG, inline.

@@ -7,31 +7,45 @@ internal import MosaicWeb
 
 extension WebHost {
     /// The host's routes: the tabs, deeplinks in both forms, the system pages, the settings form, and the
-    /// modules' own routes under `/api`. Module middleware wraps every response.
+    /// modules' own routes under `/api`, all behind the host's defences (see ``WebHost``); `HEAD` answers wherever
+    /// `GET` does. Module middleware wraps every response.
     public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+        let router = Router(options: .autoGenerateHeadEndpoints)
+        router.add(middleware: DefenceMiddleware(host: self))
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
         router.get("/modules") { request, _ in await respond(request) { _ in await shell(modulesPage()) } }
         router.get("/graph") { request, _ in await respond(request) { _ in await shell(graphPage()) } }
         router.get("/graph.svg") { request, _ in
-            await respond(request) { _ in
-                WebResponse(contentType: "image/svg+xml", headers: Self.securityHeaders, body: await graphSVG())
-            }
+            await respond(request) { _ in WebResponse(contentType: "image/svg+xml", body: await graphSVG()) }
         }
         // Declared beside the settings form's POST route, which would otherwise hide the tab from `/:tab`.
         router.get("/settings") { request, _ in await respond(request) { _ in await shell(tabPage("settings")) } }
         router.get("/open") { request, _ in await respond(request) { _ in await open(query: request.uri.query) } }
+        router.post("/open") { request, _ in
+            let form = await body(of: request)
+            return await respond(request, body: form) { _ in await open(form: form) }
+        }
         router.post("/settings/entitlements") { request, _ in
-            let form = try? await request.body.collect(upTo: 16_384)
-            return await respond(request) { _ in await changeEntitlement(form.map { String(buffer: $0) }) }
+            let form = await body(of: request)
+            return await respond(request, body: form) { _ in await changeEntitlement(form) }
         }
-        router.get("/api/**") { request, context in
-            let path = "/" + context.parameters.getCatchAll().joined(separator: "/")
-            return await respond(request) { web in await moduleRoute(.get, path, web) }
-        }
-        router.post("/api/**") { request, context in
-            let path = "/" + context.parameters.getCatchAll().joined(separator: "/")
-            return await respond(request) { web in await moduleRoute(.post, path, web) }
+        let methods: [(WebRoute.Method, HTTPRequest.Method)] = [
+            (.get, .get), (.post, .post), (.put, .put), (.patch, .patch), (.delete, .delete),
+        ]
+        for (method, httpMethod) in methods {
+            router.on("/api/**", method: httpMethod) { request, context in
+                let path = "/" + context.parameters.getCatchAll().joined(separator: "/")
+                guard method.isStateChanging else {
+                    return await respond(request) { web in
+                        await moduleRoute(method, path, web, isProvablySameSite: false)
+                    }
+                }
+                let body = await body(of: request)
+                let sameSite = isProvablySameSite(request, body: ByteBuffer(string: body))
+                return await respond(request, body: body) { web in
+                    await moduleRoute(method, path, web, isProvablySameSite: sameSite)
+                }
+            }
         }
         router.get("/:tab") { request, context in
             let tab = context.parameters.get("tab") ?? ""
@@ -43,25 +57,49 @@ extension WebHost {
         return router
     }
 
-    /// Runs the modules' middleware, outermost first, around `page`, and converts the result for Hummingbird.
-    func respond(_ request: Request, _ page: @escaping @Sendable (WebRequest) async -> WebResponse) async -> Response {
+    /// The body of a state-changing request as text; the defences have already read it within the size limit.
+    func body(of request: Request) async -> String {
+        var request = request
+        guard let buffer = try? await request.collectBody(upTo: options.maximumBodySize) else { return "" }
+        return String(buffer: buffer)
+    }
+
+    /// Runs the modules' middleware, outermost first, around `page`, and converts the result for Hummingbird. A
+    /// middleware whose factory or handler throws answers 500, and the request goes no further: middleware may be
+    /// what guards the page.
+    func respond(
+        _ request: Request, body: String = "", _ page: @escaping @Sendable (WebRequest) async -> WebResponse
+    ) async -> Response {
         let web = WebRequest(
             method: request.method.rawValue, path: request.uri.path,
-            query: (try? QueryItem.items(parsing: request.uri.query ?? "")) ?? [])
+            query: (try? QueryItem.items(parsing: request.uri.query ?? "")) ?? [], body: body)
         var next: @Sendable (WebRequest) async throws -> WebResponse = { await page($0) }
         for contribution in kernel.contributions(for: .webMiddleware).reversed() {
-            guard let middleware = try? await contribution.content() else { continue }
+            let middleware: WebMiddleware
+            do {
+                middleware = try await contribution.content()
+            } catch {
+                return Self.hummingbird(
+                    bare(faultPage("A middleware factory threw", module: contribution.module, error)))
+            }
             let inner = next
-            next = { try await middleware.handle($0, inner) }
+            next = { request in
+                do {
+                    return try await middleware.handle(request, inner)
+                } catch let fault as ModuleFault {
+                    throw fault
+                } catch {
+                    throw ModuleFault(module: contribution.module, error: error)
+                }
+            }
         }
-        let response: WebResponse
         do {
-            response = try await next(web)
+            return Self.hummingbird(try await next(web))
+        } catch let fault as ModuleFault {
+            return Self.hummingbird(bare(faultPage("A middleware threw", module: fault.module, fault.error)))
         } catch {
-            response = await shell(
-                problemPage(status: 500, "Something went wrong", "A module's middleware failed: \(error)"))
+            return Self.hummingbird(bare(faultPage("A middleware threw", module: nil, error)))
         }
-        return Self.hummingbird(response)
     }
 
     static func hummingbird(_ response: WebResponse) -> Response {
@@ -74,4 +112,10 @@ extension WebHost {
             status: HTTPResponse.Status(code: response.status), headers: headers,
             body: ResponseBody(byteBuffer: ByteBuffer(string: response.body)))
     }
+}
+
+/// An error thrown by a module's middleware, with the module.
+struct ModuleFault: Error {
+    let module: ModuleID
+    let error: any Error
 }

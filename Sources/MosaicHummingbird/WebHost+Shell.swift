@@ -15,30 +15,68 @@ struct Page: Sendable {
 }
 
 extension WebHost {
-    /// `page` inside the shell: tabs, toolbar and menu on top, sidebar on the left.
+    /// `page` inside the shell: tabs, toolbar and menu on top, sidebar on the left. A navigation item whose factory
+    /// throws makes the page a 500 (in the bare shell): a menu with an item silently missing hides a fault.
     func shell(_ page: Page) async -> WebResponse {
+        let tabs: String
+        let toolbar: String
+        let menu: String
+        let sidebar: String
+        do {
+            tabs = try await navigation(.tabs, current: page.tab)
+            toolbar = try await navigation(.toolbar)
+            menu = try await navigation(.menu)
+            sidebar = try await navigation(.sidebar)
+        } catch let fault as ModuleFault {
+            return bare(faultPage("A navigation item's factory threw", module: fault.module, fault.error))
+        } catch {
+            return bare(faultPage("A navigation item's factory threw", module: nil, error))
+        }
+        return document(
+            page, carriesToken: true,
+            header: "<nav class=\"tabs\">\(tabs)</nav><nav class=\"toolbar\">\(toolbar)"
+                + "<a href=\"/modules\">Modules</a><a href=\"/graph\">Graph</a></nav><nav class=\"menu\">\(menu)</nav>",
+            sidebar: sidebar)
+    }
+
+    /// `page` in a shell without the modules' navigation: for refusals and faults, which run no module code.
+    func bare(_ page: Page) -> WebResponse {
+        document(page, carriesToken: false, header: "<nav class=\"toolbar\"><a href=\"/\">Home</a></nav>", sidebar: "")
+    }
+
+    /// The HTML document around `page`. A page of the shell carries the token (in its forms and its `csrf-token`
+    /// meta element, for scripts); a bare page, which may answer a refused request, does not. No page is stored by
+    /// caches.
+    func document(_ page: Page, carriesToken: Bool, header: String, sidebar: String) -> WebResponse {
+        let meta = carriesToken ? "<meta name=\"csrf-token\" content=\"\(csrfToken)\">" : ""
         let notice = page.notice.map { "<p class=\"notice\" role=\"status\">\($0)</p>" } ?? ""
         let body = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+            \(meta)
             <title>\(HTML.escape(page.title)) · \(HTML.escape(title))</title><style>\(Self.style)</style></head>
             <body><header><strong>\(HTML.escape(title))</strong>
-            <nav class="tabs">\(await navigation(.tabs, current: page.tab))</nav>
-            <nav class="toolbar">\(await navigation(.toolbar))<a href="/modules">Modules</a><a href="/graph">Graph</a></nav>
-            <nav class="menu">\(await navigation(.menu))</nav></header>
-            <aside class="sidebar">\(await navigation(.sidebar))</aside>
+            \(header)</header>
+            <aside class="sidebar">\(sidebar)</aside>
             <main>\(notice)\(page.main)</main>
             </body></html>
             """
         return WebResponse(
-            status: page.status, contentType: "text/html; charset=utf-8", headers: Self.securityHeaders, body: body)
+            status: page.status, contentType: "text/html; charset=utf-8", headers: ["Cache-Control": "no-store"],
+            body: body)
     }
 
-    /// The links of a navigation point's contributions, with their badges; `current` marks one by id.
-    func navigation(_ point: ExtensionPoint<NavigationItem>, current: String? = nil) async -> String {
+    /// The links of a navigation point's contributions, with their badges; `current` marks one by id. Throws a
+    /// ``ModuleFault`` when an item's factory throws.
+    func navigation(_ point: ExtensionPoint<NavigationItem>, current: String? = nil) async throws -> String {
         var html = ""
         for contribution in kernel.contributions(for: point) {
-            guard let item = try? await contribution.content() else { continue }
+            let item: NavigationItem
+            do {
+                item = try await contribution.content()
+            } catch {
+                throw ModuleFault(module: contribution.module, error: error)
+            }
             let marked = contribution.id == current ? " aria-current=\"page\"" : ""
             let badge = item.badge.map { " <span class=\"badge\">\(HTML.escape($0))</span>" } ?? ""
             html +=
@@ -49,7 +87,8 @@ extension WebHost {
         return html
     }
 
-    /// The panels of `contributions`, each a titled section naming its module.
+    /// The panels of `contributions`, each a titled section naming its module; a panel whose factory throws shows
+    /// the error id, and the log has the error.
     func sections(_ contributions: [Contribution<Panel>], class name: String) async -> String {
         var html = ""
         for contribution in contributions {
@@ -57,7 +96,8 @@ extension WebHost {
             do {
                 content = HTML.render(try await contribution.content(), scheme: scheme)
             } catch {
-                content = "<p class=\"error\">\(HTML.escape("This panel could not be built: \(error)"))</p>"
+                let id = logFault("A panel's factory threw", module: contribution.module, error)
+                content = "<p class=\"error\">\(HTML.escape("This panel could not be built (error id \(id))."))</p>"
             }
             html +=
                 "<section class=\"\(name)\" data-module=\"\(HTML.escape(contribution.module.rawValue))\" "
@@ -66,12 +106,6 @@ extension WebHost {
         }
         return html
     }
-
-    static let securityHeaders = [
-        "Content-Security-Policy": "default-src 'self'; img-src 'self' https: data:; style-src 'unsafe-inline'; "
-            + "frame-ancestors 'none'; form-action 'self'",
-        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-    ]
 
     static let style = """
         body{font:15px system-ui,sans-serif;margin:0;display:grid;grid-template-columns:12rem 1fr;\

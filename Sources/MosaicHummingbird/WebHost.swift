@@ -1,3 +1,4 @@
+public import Logging
 public import Mosaic
 public import MosaicKernel
 internal import MosaicWeb
@@ -5,8 +6,12 @@ internal import MosaicWeb
 /// A web shell over a kernel: its regions are the standard extension points, filled with the active modules'
 /// contributions in mediated order; plus pages that show the system (modules, graph, settings).
 ///
-/// Every module-provided string is escaped; the only state-changing requests are POSTs carrying the page's CSRF
-/// token.
+/// Every module-provided string is escaped. The host's defences fail closed: a request naming a host outside
+/// ``WebHostOptions/allowedHosts`` is refused; every state-changing request (`POST`, `PUT`, `PATCH`, `DELETE`), to
+/// the host or to a module's route, must carry the page's token or come provably from the host's own pages; a link
+/// whose handler persists state is applied only by a `POST` (a `GET` shows a page that confirms); a module factory
+/// that throws answers 500; server faults show an error id whose details go to the log; every response carries
+/// the security headers.
 public struct WebHost: Sendable {
     /// The kernel being served; the host boots and shuts it down.
     public let kernel: Kernel
@@ -16,19 +21,32 @@ public struct WebHost: Sendable {
     public let scheme: String
     /// The app's name, in page titles.
     public let title: String
-    /// The token every form carries; random per host, so another site cannot forge a form post.
-    let csrfToken: String
+    /// The names the host answers to and the limits it keeps.
+    public let options: WebHostOptions
+    /// Where server faults are logged, each with its error id and module.
+    public let logger: Logger
+    /// The token every form carries: 32 random bytes as 64 hex digits, per host, so another site cannot forge a
+    /// form post.
+    package let csrfToken: String
     /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
     let declaredEntitlements: Set<Entitlement>
+    /// For each feature and action a module handles, whether its handler only navigates (safe to apply on `GET`).
+    let navigatesOnly: [LinkKey: Bool]
 
-    public init(kernel: Kernel, catalog: ModuleCatalog, scheme: String, title: String) {
+    public init(
+        kernel: Kernel, catalog: ModuleCatalog, scheme: String, title: String, options: WebHostOptions = .init(),
+        logger: Logger = Logger(label: "mosaic.web")
+    ) {
         self.kernel = kernel
         self.catalog = catalog
         self.scheme = scheme
         self.title = title
+        self.options = options
+        self.logger = logger
         declaredEntitlements = catalog.declaredEntitlements
+        navigatesOnly = Self.navigatesOnly(catalog)
         var generator = SystemRandomNumberGenerator()
-        csrfToken = (0..<32).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }.joined()
+        csrfToken = Self.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
     /// The extension points the web host adds to the standard ones; pass them to the kernel.
@@ -37,5 +55,11 @@ public struct WebHost: Sendable {
     /// Every entitlement a module asks for, and every one granted now, sorted.
     func knownEntitlements(granted: Set<Entitlement>) -> [Entitlement] {
         declaredEntitlements.union(granted).sorted()
+    }
+
+    /// `bytes` as lowercase hex, two digits a byte.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] })
     }
 }

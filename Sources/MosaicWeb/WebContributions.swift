@@ -1,3 +1,4 @@
+internal import Foundation
 public import Mosaic
 
 /// An HTTP request as a module's route or middleware sees it: no web framework in the module's imports.
@@ -8,14 +9,20 @@ public struct WebRequest: Sendable {
     public var path: String
     /// The query's items, in order.
     public var query: [QueryItem]
-    /// The values bound by the route's `:name` segments.
+    /// The values bound by the route's `:name` segments, percent-decoded.
     public var parameters: [String: String]
+    /// The body of a state-changing request (`POST`, `PUT`, `PATCH`, `DELETE`) as UTF-8 text, within the host's
+    /// size limit; empty for other methods.
+    public var body: String
 
-    public init(method: String, path: String, query: [QueryItem] = [], parameters: [String: String] = [:]) {
+    public init(
+        method: String, path: String, query: [QueryItem] = [], parameters: [String: String] = [:], body: String = ""
+    ) {
         self.method = method
         self.path = path
         self.query = query
         self.parameters = parameters
+        self.body = body
     }
 
     /// The first query value named `name`.
@@ -52,33 +59,54 @@ public struct WebResponse: Sendable, Hashable {
 ///     WebRoute(.get, "/weather/:city") { request in .json(try encode(data.weather(in: request.parameters["city"]))) }
 /// }
 /// ```
+///
+/// A state-changing route (`POST`, `PUT`, `PATCH`, `DELETE`) is CSRF-checked like the host's own forms: the host
+/// refuses it with 403, before the handler runs, unless the request carries the page's token (a `csrf` form field or
+/// an `X-CSRF-Token` header) or is provably from the host's own pages (`Origin`, `Sec-Fetch-Site`). A route that
+/// serves clients other than browsers opts out with `exemptFromCSRFCheck: true`; the host's Modules page lists
+/// every such route.
 public struct WebRoute: Sendable {
     public enum Method: String, Sendable {
         case get = "GET"
         case post = "POST"
+        case put = "PUT"
+        case patch = "PATCH"
+        case delete = "DELETE"
+
+        /// Whether requests with this method change state, and so must prove they come from the host's pages.
+        public var isStateChanging: Bool { self != .get }
     }
     public let method: Method
     /// The path below `/api`, with `:name` segments that bind parameters.
     public let path: String
+    /// Whether the host lets cross-site requests reach this route: `true` only for a route that serves clients
+    /// other than browsers (which send no page token), and whose handler defends itself.
+    public let isExemptFromCSRFCheck: Bool
     public let handle: @Sendable (WebRequest) async throws -> WebResponse
 
-    public init(_ method: Method, _ path: String, handle: @escaping @Sendable (WebRequest) async throws -> WebResponse)
-    {
+    /// A route; pass `exemptFromCSRFCheck: true` only for a state-changing route that non-browser clients call.
+    public init(
+        _ method: Method, _ path: String, exemptFromCSRFCheck: Bool = false,
+        handle: @escaping @Sendable (WebRequest) async throws -> WebResponse
+    ) {
         self.method = method
         self.path = path
+        self.isExemptFromCSRFCheck = exemptFromCSRFCheck
         self.handle = handle
     }
 
-    /// The parameters `path` binds in `requestPath`, or `nil` when it does not match.
+    /// The parameters `path` binds in `requestPath`, percent-decoded, or `nil` when it does not match (or a
+    /// segment is not valid percent-encoded UTF-8).
     public func match(_ requestPath: String) -> [String: String]? {
         let pattern = path.split(separator: "/")
         let parts = requestPath.split(separator: "/")
         guard pattern.count == parts.count else { return nil }
         var parameters: [String: String] = [:]
         for (expected, part) in zip(pattern, parts) {
+            guard let decoded = String(part).removingPercentEncoding else { return nil }
             if expected.hasPrefix(":") {
-                parameters[String(expected.dropFirst())] = String(part)
-            } else if expected != part {
+                parameters[String(expected.dropFirst())] = decoded
+            } else if expected != decoded {
                 return nil
             }
         }

@@ -51,6 +51,11 @@ try:
     driver.save_screenshot(os.path.join(output, "dashboard.png"))
 
     driver.get(base + "/open?url=ghost://sports/sports/team?name=Celtics")
+    # The link sets the favourite team, so a GET only asks; the confirmation posts it with the page's token.
+    confirm = driver.find_element(By.CSS_SELECTOR, 'form[action="/open"] button')
+    confirm.click()
+    WebDriverWait(driver, 30).until(loaded.staleness_of(confirm))
+    WebDriverWait(driver, 30).until(loaded.presence_of_element_located((By.CSS_SELECTOR, ".notice")))
     current = driver.find_element(By.CSS_SELECTOR, "nav.tabs a[aria-current=page]").get_attribute("data-item")
     check(current == "sports", f"the team link lands on the Sports tab, not {current}")
     check("handled by com.ghost.sports" in driver.find_element(By.CSS_SELECTOR, ".notice").text,

@@ -3,6 +3,7 @@ import GhostApp
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Mosaic
 import MosaicHummingbird
 import MosaicKernel
@@ -15,20 +16,29 @@ struct HostileModule: Module {
     static let manifest = Manifest(id: "com.test.hostile", version: "1.0.0")
     static func register(in module: inout ModuleRegistrar) {
         module.contribute(to: .dashboardWidgets, id: "hostile", priority: 1, title: "<script>alert(1)</script>") {
-            Panel(.text("<img src=x onerror=alert(2)>"), .link(title: "click", target: "javascript:alert(3)"))
+            Panel(
+                .text("<img src=x onerror=alert(2)>"), .link(title: "click", target: "javascript:alert(3)"),
+                .link(title: "far", target: "//evil.example/x"), .link(title: "back", target: "/\\evil.example/y"),
+                .image(source: "ghost:////evil.example/z", alternative: "z"))
         }
     }
 }
 
 /// Ghost served in process, its modules run by a test harness.
-func ghostWeb(_ extra: [any Module.Type] = []) async throws -> (TestApp, WebHost) {
+func ghostWeb(
+    _ extra: [any Module.Type] = [], options: WebHostOptions = .init(),
+    logger: Logger = Logger(label: "test.web") { _ in SwiftLogNoOpLogHandler() }
+) async throws -> (TestApp, WebHost) {
     var harness = ghostHarness(extra)
     harness.extensionPoints = WebHost.extensionPoints
     harness.options.deeplinkRules = DeeplinkRules(allowedSchemes: ["ghost"])
     let app = try await harness.start()
     var catalog = ModuleCatalog(groups: AppManifest.groups)
     for module in extra { catalog.add(module) }
-    return (app, WebHost(kernel: app.kernel, catalog: catalog, scheme: "ghost", title: "Ghost"))
+    return (
+        app,
+        WebHost(kernel: app.kernel, catalog: catalog, scheme: "ghost", title: "Ghost", options: options, logger: logger)
+    )
 }
 
 extension TestClientProtocol {
@@ -37,11 +47,32 @@ extension TestClientProtocol {
         try await execute(uri: uri, method: .get) { ($0.status.code, String(buffer: $0.body), $0.headers) }
     }
 
-    func post(_ uri: String, form: String) async throws -> (status: Int, body: String, headers: HTTPFields) {
-        try await execute(
-            uri: uri, method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
-            body: ByteBuffer(string: form)
-        ) { ($0.status.code, String(buffer: $0.body), $0.headers) }
+    func post(
+        _ uri: String, form: String, headers: HTTPFields = [:]
+    ) async throws -> (status: Int, body: String, headers: HTTPFields) {
+        var headers = headers
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: form)) {
+            ($0.status.code, String(buffer: $0.body), $0.headers)
+        }
+    }
+
+    /// Sends `method` to `uri` and returns the status and body.
+    func send(
+        _ method: HTTPRequest.Method, _ uri: String, headers: HTTPFields = [:], body: String = ""
+    ) async throws -> (status: Int, body: String, headers: HTTPFields) {
+        try await execute(uri: uri, method: method, headers: headers, body: ByteBuffer(string: body)) {
+            ($0.status.code, String(buffer: $0.body), $0.headers)
+        }
+    }
+
+    /// The page's CSRF token, read from Settings.
+    func token() async throws -> String {
+        let settings = try await get("/settings").body
+        return try #require(
+            settings.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().first.map {
+                String($0.prefix { $0 != "\"" })
+            })
     }
 }
 
@@ -83,23 +114,27 @@ struct WebHostTests {
         }
     }
 
-    @Test("deeplinks in both forms go through the router and land on their tab")
+    @Test("deeplinks in both forms go through the router and land on their tab once confirmed with a POST")
     func deeplinks() async throws {
         let (app, web) = try await ghostWeb()
         try await Application(router: web.router()).test(.router) { client in
-            let opened = try await client.get("/open?url=ghost://dashboard/weather/city?name=Lisbon")
+            let token = try await client.token()
+            let opened = try await client.post(
+                "/open", form: "csrf=\(token)&url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DLisbon")
             #expect(opened.status == 200)
             #expect(
                 opened.body.contains("Opened ghost://dashboard/weather/city?name=Lisbon, handled by com.ghost.weather.")
             )
             #expect(app.state[.favouriteCity] == "Lisbon")
 
-            let encoded = try await client.get("/open?url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DOslo")
-            #expect(encoded.status == 200)
-            #expect(app.state[.favouriteCity] == "Oslo")
-
-            let path = try await client.get("/sports/sports/team?name=Knicks")
-            #expect(path.status == 200)
+            let asked = try await client.get("/sports/sports/team?name=Knicks")
+            #expect(asked.status == 200)
+            #expect(asked.body.contains("<form method=\"post\" action=\"/open\">"))
+            let url = try #require(
+                asked.body.components(separatedBy: "name=\"url\" value=\"").dropFirst().first?.prefix { $0 != "\"" })
+            #expect(url == "ghost://sports/sports/team?name=Knicks")
+            let path = try await client.post(
+                "/open", form: "csrf=\(token)&url=\(url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
             #expect(path.body.contains("<a data-item=\"sports\" href=\"/sports\" aria-current=\"page\">"))
             #expect(app.state[.favouriteTeam] == "Knicks")
         }
@@ -110,14 +145,22 @@ struct WebHostTests {
         arguments: [
             ("/open", "Add the link to open"),
             ("/open?url=https://evil.example/x", "scheme"),
-            ("/dashboard/weather/city", "has no &quot;name&quot; parameter"),
-            ("/dashboard/weather/city?name=Atlantis", "There is no city named &#39;Atlantis&#39;"),
+            ("ghost://dashboard/weather/city", "has no &quot;name&quot; parameter"),
+            ("ghost://dashboard/weather/city?name=Atlantis", "There is no city named &#39;Atlantis&#39;"),
             ("/dashboard/weather/city?name=%ZZ", "%"),
         ])
     func badLinks(uri: String, message: String) async throws {
         let (app, web) = try await ghostWeb()
         try await Application(router: web.router()).test(.router) { client in
-            let page = try await client.get(uri)
+            // Links that pass the GET's checks fail in their handler, after the confirmation's POST.
+            let page =
+                uri.hasPrefix("/")
+                ? try await client.get(uri)
+                : try await client.post(
+                    "/open",
+                    form:
+                        "csrf=\(try await client.token())&url=\(uri.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+                )
             #expect(page.status == 400, "\(uri): \(page.body)")
             #expect(page.body.contains(message), "\(uri): \(page.body)")
             #expect(app.state[.favouriteCity] == "Chicago")
@@ -143,9 +186,7 @@ struct WebHostTests {
     func settings() async throws {
         let (app, web) = try await ghostWeb()
         try await Application(router: web.router()).test(.router) { client in
-            let settings = try await client.get("/settings").body
-            let token = try #require(
-                settings.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().first?.prefix { $0 != "\"" })
+            let token = try await client.token()
 
             let forged = try await client.post("/settings/entitlements", form: "entitlement=weather&action=revoke")
             #expect(forged.status == 403)
@@ -181,6 +222,7 @@ struct WebHostTests {
             #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
             #expect(page.contains("&lt;img src=x onerror=alert(2)&gt;"))
             #expect(!page.contains("<script>") && !page.contains("javascript:"))
+            #expect(!page.contains("evil.example"))  // scheme-relative targets, however spelled
         }
     }
 

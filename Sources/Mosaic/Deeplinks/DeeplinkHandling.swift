@@ -39,24 +39,32 @@ public struct DeeplinkHandler: Sendable {
     public let action: String?
     /// The entitlement the host must grant for the handler to run.
     public let entitlement: Entitlement?
+    /// Whether the handler only navigates or shows, and persists nothing, so a host may apply the link without
+    /// asking first (a web host, on a plain `GET`). `false` unless the module declares it.
+    public let navigatesOnly: Bool
     package let handle: @Sendable (Deeplink, ActivationContext) async throws -> Void
 }
 
 extension ModuleRegistrar {
     /// Handles links to `feature` (and `action`): the kernel first navigates to the link's tab, then awaits this.
+    /// Pass `navigatesOnly: true` when the handler persists nothing, so hosts may open such links without asking.
     public mutating func handle(
-        feature: String, action: String? = nil, requires entitlement: Entitlement? = nil,
+        feature: String, action: String? = nil, requires entitlement: Entitlement? = nil, navigatesOnly: Bool = false,
         _ handler: @escaping @Sendable (Deeplink, ActivationContext) async throws -> Void
     ) {
-        deeplinks.append(DeeplinkHandler(feature: feature, action: action, entitlement: entitlement, handle: handler))
+        deeplinks.append(
+            DeeplinkHandler(
+                feature: feature, action: action, entitlement: entitlement, navigatesOnly: navigatesOnly,
+                handle: handler))
     }
 
     /// Handles links to `route`'s feature and action, read into a `Route`.
     public mutating func handle<Route: DeeplinkRoute>(
-        _ route: Route.Type, requires entitlement: Entitlement? = nil,
+        _ route: Route.Type, requires entitlement: Entitlement? = nil, navigatesOnly: Bool = false,
         _ handler: @escaping @Sendable (Route, ActivationContext) async throws -> Void
     ) {
-        handle(feature: Route.feature, action: Route.action, requires: entitlement) { link, context in
+        handle(feature: Route.feature, action: Route.action, requires: entitlement, navigatesOnly: navigatesOnly) {
+            link, context in
             try await handler(try Route(link: link), context)
         }
     }

@@ -115,9 +115,12 @@ final class DeeplinkRouter: Sendable {
                 try await route.handle(link)
                 return .handled(tab: link.tab, module: route.module)
             } catch {
+                // A handler that rejects the link itself (a missing or invalid parameter) keeps that code, so a host
+                // can tell the client's mistake from the handler's fault.
                 return .notHandled(
                     DeeplinkError(
-                        .handlerFailed, "\(route.module)'s handler for \(link) threw: \(error)",
+                        (error as? DeeplinkError)?.code ?? .handlerFailed,
+                        "\(route.module)'s handler for \(link) threw: \(error)",
                         fix: "Fix the handler in \(route.module), or the link's parameters."))
             }
         }

@@ -18,6 +18,17 @@ struct Ghost: AsyncParsableCommand {
     @Option(help: "The address to listen on. Loopback by default; 0.0.0.0 serves every interface.")
     var bind = "127.0.0.1"
 
+    @Option(
+        name: .customLong("allow-host"),
+        help: ArgumentHelp(
+            "Another host name the app answers to (besides localhost, 127.0.0.1 and [::1]); repeat for more.",
+            discussion: "Requests naming any other host are refused (421), which stops DNS rebinding. Serving on "
+                + "a network (--bind 0.0.0.0), add the names or addresses clients use."))
+    var allowedHosts: [String] = []
+
+    @Option(help: "Seconds a connection may send nothing before it is closed.")
+    var idleTimeout = 30
+
     @Option(help: "Where Ghost keeps its state (an SQLite database); created when missing.")
     var dataDirectory = ".ghost-data"
 
@@ -31,6 +42,12 @@ struct Ghost: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535, not \(port).")
+        }
+        guard idleTimeout > 0 else {
+            throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
+        }
+        for name in allowedHosts where name.isEmpty || name.contains(where: { $0 == "/" || $0 == " " }) {
+            throw ValidationError("--allow-host takes a host name or address without a scheme or path, not “\(name)”.")
         }
         for grant in grants {
             if let problem = Entitlement(grant).problem { throw ValidationError("--grant \(grant): \(problem)") }
@@ -62,10 +79,14 @@ struct Ghost: AsyncParsableCommand {
             await kernel.shutdown()
             return
         }
-        let host = WebHost(kernel: kernel, catalog: catalog, scheme: AppManifest.scheme, title: "Ghost")
+        let options = WebHostOptions(
+            allowedHosts: WebHostOptions.loopbackHosts.union(allowedHosts), idleTimeout: .seconds(idleTimeout))
+        let host = WebHost(
+            kernel: kernel, catalog: catalog, scheme: AppManifest.scheme, title: "Ghost", options: options,
+            logger: Logger(label: "ghost.web"))
         try await WebServer.run(host, address: bind, port: port, logger: Logger(label: "ghost")) { port in
             print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.")
         }
-        print("Ghost stopped: modules deactivated, server closed.")
+        print("Ghost stopped: server closed, requests finished, modules deactivated.")
     }
 }

@@ -112,4 +112,9 @@ public struct UnknownName: Error, Sendable, CustomStringConvertible {
     init(_ kind: String, _ name: String, known: [String]) {
         description = "There is no \(kind) named '\(name)'; try one of: \(known.joined(separator: ", "))."
     }
+
+    /// The name's rejection as a link's invalid parameter: the client's mistake, not the handler's fault.
+    public var linkError: DeeplinkError {
+        DeeplinkError(.invalidParameter, description, fix: "Open the link with one of those names.")
+    }
 }

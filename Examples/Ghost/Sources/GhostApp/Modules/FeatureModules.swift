@@ -47,7 +47,7 @@ public struct WeatherModule: Module {
         module.handle(CityRoute.self) { route, context in
             let data = try context.services.resolve((any WeatherData).self)
             guard let weather = data.weather(in: route.name) else {
-                throw UnknownName("city", route.name, known: data.cities)
+                throw UnknownName("city", route.name, known: data.cities).linkError
             }
             try context.state.set(.favouriteCity, to: weather.city)
             try context.events.publish(FeatureOpened(feature: "weather"))
@@ -84,7 +84,7 @@ public struct SportsModule: Module {
         module.handle(TeamRoute.self) { route, context in
             let data = try context.services.resolve((any SportsData).self)
             guard let team = data.teams.first(where: { $0.caseInsensitiveCompare(route.name) == .orderedSame }) else {
-                throw UnknownName("team", route.name, known: data.teams)
+                throw UnknownName("team", route.name, known: data.teams).linkError
             }
             try context.state.set(.favouriteTeam, to: team)
             try context.events.publish(FeatureOpened(feature: "sports"))

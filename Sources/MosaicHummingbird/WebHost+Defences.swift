@@ -1,0 +1,133 @@
+internal import HTTPTypes
+internal import Hummingbird
+internal import MosaicWeb
+internal import NIOCore
+
+/// The host's defences, around every request the router sees (its own routes, the modules' routes under `/api`,
+/// and requests no route matches), outermost:
+///
+/// 1. a `Host` outside ``WebHostOptions/allowedHosts`` is refused with 421 (DNS rebinding);
+/// 2. more header fields than ``WebHostOptions/maximumHeaderCount`` are refused with 431;
+/// 3. a state-changing request's body is read up to ``WebHostOptions/maximumBodySize`` (413 beyond), and outside
+///    `/api` it must prove it comes from the host's pages (403 otherwise); under `/api` the route decides, since a
+///    route may be exempt;
+/// 4. an error no handler turned into a response is a 500 with an error id, logged;
+/// 5. every response gets the security headers.
+struct DefenceMiddleware<Context: RequestContext>: RouterMiddleware {
+    let host: WebHost
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var response = await host.defend(request, context: context, next: next)
+        for (name, value) in WebHost.securityHeaders {
+            if let field = HTTPField.Name(name) { response.headers[field] = value }
+        }
+        return response
+    }
+}
+
+extension WebHost {
+    /// The headers every response carries.
+    static let securityHeaders: [(String, String)] = [
+        (
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' https: data:; style-src 'unsafe-inline'; frame-ancestors 'none'; "
+                + "form-action 'self'; base-uri 'none'"
+        ),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+        // Not `no-referrer`: under it a browser sends `Origin: null` on the app's own form posts.
+        ("Referrer-Policy", "same-origin"),
+    ]
+
+    static let csrfRefusal =
+        "This request did not carry the page's token and did not come from this app's own pages (it is stale, or "
+        + "came from another site). Reload the page and try again; a script sends the token as the X-CSRF-Token "
+        + "header."
+
+    func defend<Context: RequestContext>(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async -> Response {
+        guard let authority = request.head.authority, options.allows(authority: authority) else {
+            let names = options.allowedHosts.sorted().joined(separator: ", ")
+            let named = request.head.authority.map { "“\($0)”" } ?? "a request without a Host header"
+            return Self.hummingbird(
+                bare(
+                    problemPage(
+                        status: 421, "Wrong host",
+                        "This server answers to \(names), not to \(named). To serve it under another name, add the "
+                            + "name to WebHostOptions.allowedHosts (ghost: --allow-host NAME).")))
+        }
+        guard request.headers.count <= options.maximumHeaderCount else {
+            return Self.hummingbird(
+                bare(
+                    problemPage(
+                        status: 431, "Too many header fields",
+                        "The request has \(request.headers.count) header fields; this server reads at most "
+                            + "\(options.maximumHeaderCount) (WebHostOptions.maximumHeaderCount).")))
+        }
+        var request = request
+        if Self.isStateChanging(request.method) {
+            let body: ByteBuffer
+            do {
+                body = try await request.collectBody(upTo: options.maximumBodySize)
+            } catch is NIOTooManyBytesError {
+                return Self.hummingbird(
+                    bare(
+                        problemPage(
+                            status: 413, "The request is too large",
+                            "This server reads bodies of at most \(options.maximumBodySize) bytes "
+                                + "(WebHostOptions.maximumBodySize).")))
+            } catch {
+                return Self.hummingbird(
+                    bare(problemPage(status: 400, "The request's body could not be read", "\(error)")))
+            }
+            if !request.uri.path.hasPrefix("/api/"), !isProvablySameSite(request, body: body) {
+                return Self.hummingbird(bare(problemPage(status: 403, "This form has expired", Self.csrfRefusal)))
+            }
+        }
+        do {
+            return try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            if let response = try? error.response(from: request, context: context) { return response }
+            return Self.hummingbird(bare(faultPage("An error could not be turned into a response", module: nil, error)))
+        } catch {
+            return Self.hummingbird(bare(faultPage("A request failed", module: nil, error)))
+        }
+    }
+
+    /// Whether a state-changing request provably comes from this host's own pages: its `Origin` is this host, or
+    /// the browser says `Sec-Fetch-Site: same-origin`, or it carries the page's token (the `X-CSRF-Token` header
+    /// or the form's first `csrf` field). A foreign `Origin` or a cross-site fetch is refused even with a token.
+    func isProvablySameSite(_ request: Request, body: ByteBuffer) -> Bool {
+        // `Origin: null` (a sandboxed or privacy-restricted page) proves nothing: `Sec-Fetch-Site` or
+        // the token decide.
+        if let origin = request.headers[.origin], origin != "null" {
+            guard let authority = request.head.authority else { return false }
+            return origin == "http://\(authority)" || origin == "https://\(authority)"
+        }
+        switch Self.field("sec-fetch-site", of: request) {
+        case "same-origin": return true
+        case "cross-site", "same-site": return false
+        default: break
+        }
+        // The header a script sends the page's token in.
+        if let token = Self.field("x-csrf-token", of: request) { return Self.constantTimeEqual(token, csrfToken) }
+        let form = String(buffer: body)
+        guard let field = form.split(separator: "&").first(where: { $0.hasPrefix("csrf=") }) else { return false }
+        return Self.constantTimeEqual(field.dropFirst(5), csrfToken)
+    }
+
+    /// The first value of the header field with lowercase name `name`.
+    static func field(_ name: String, of request: Request) -> String? {
+        request.headers.first { $0.name.canonicalName == name }?.value
+    }
+
+    static func isStateChanging(_ method: HTTPRequest.Method) -> Bool {
+        switch method {
+        case .post, .put, .patch, .delete: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,44 @@
+/// The limits and names a ``WebHost`` and ``WebServer`` defend themselves with. The defaults suit an app served on
+/// loopback; serving on a network, add the names clients reach it by to ``allowedHosts``.
+public struct WebHostOptions: Sendable, Hashable {
+    /// The host names the `Host` header may carry, with any port, lowercased; an IPv6 address in brackets
+    /// (`[::1]`). Any other name is refused with 421, so a DNS-rebinding page cannot read or drive the app.
+    public var allowedHosts: Set<String>
+    /// The largest request body read, in bytes; a larger one is refused with 413.
+    public var maximumBodySize: Int
+    /// The most header fields a request may have; more are refused with 431.
+    public var maximumHeaderCount: Int
+    /// How long a connection may send nothing (between requests, or in the middle of a request's head) before the
+    /// server closes it.
+    public var idleTimeout: Duration
+    /// The most connections served at once; further clients wait in the listen backlog until one closes.
+    public var maximumConnections: Int
+
+    /// The loopback names: `localhost`, `127.0.0.1` and `[::1]`.
+    public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
+
+    public init(
+        allowedHosts: Set<String> = Self.loopbackHosts, maximumBodySize: Int = 16_384, maximumHeaderCount: Int = 100,
+        idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512
+    ) {
+        self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
+        self.maximumBodySize = maximumBodySize
+        self.maximumHeaderCount = maximumHeaderCount
+        self.idleTimeout = idleTimeout
+        self.maximumConnections = maximumConnections
+    }
+
+    /// Whether `authority`, a `Host` header's value such as `localhost:8080` or `[::1]:8080`, names an allowed host.
+    func allows(authority: String) -> Bool {
+        allowedHosts.contains(Self.hostName(of: authority))
+    }
+
+    /// The host name of `authority`, without its port, lowercased.
+    static func hostName(of authority: String) -> String {
+        let lowered = authority.lowercased()
+        if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") {
+            return String(lowered[...end])
+        }
+        return String(lowered.prefix { $0 != ":" })
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Mosaic
+import MosaicWeb
+import Synchronization
+
+/// What test routes and handlers were reached, by a marker each test makes unique, so parallel tests stay apart.
+enum Reached {
+    private static let markers = Mutex<Set<String>>([])
+
+    static func record(_ marker: String) { _ = markers.withLock { $0.insert(marker) } }
+    static func contains(_ marker: String) -> Bool { markers.withLock { $0.contains(marker) } }
+    /// The marker in a form body or query such as `note=abc&csrf=…`.
+    static func record(form: String) {
+        for field in form.split(separator: "&") where field.hasPrefix("note=") { record(String(field.dropFirst(5))) }
+    }
+}
+
+struct Refusal: Error, CustomStringConvertible {
+    var description: String { "secret detail: the database password is hunter2" }
+}
+
+/// Routes of every kind: CSRF-checked, exempt, throwing; plus a link handler that only navigates.
+struct NotesModule: Module {
+    static let manifest = Manifest(id: "com.test.notes", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .webRoutes, id: "notes.add", title: "Add a note") {
+            WebRoute(.post, "/notes") { request in
+                Reached.record(form: request.body)
+                return WebResponse(status: 201, body: "noted")
+            }
+        }
+        module.contribute(to: .webRoutes, id: "notes.delete", title: "Delete a note") {
+            WebRoute(.delete, "/notes/:id") { request in
+                Reached.record(request.parameters["id"] ?? "")
+                return WebResponse(status: 204, body: "")
+            }
+        }
+        module.contribute(to: .webRoutes, id: "notes.hook", title: "Webhook") {
+            WebRoute(.post, "/hooks/notes", exemptFromCSRFCheck: true) { request in
+                Reached.record(form: request.body)
+                return WebResponse(body: "ok")
+            }
+        }
+        module.contribute(to: .webRoutes, id: "notes.fail", title: "Failing") {
+            WebRoute(.get, "/fail") { _ in throw Refusal() }
+        }
+        module.handle(feature: "crash") { _, _ in throw Refusal() }
+        module.handle(feature: "peek", navigatesOnly: true) { link, _ in
+            Reached.record(link.query.first { $0.name == "note" }?.value ?? "")
+        }
+    }
+}
+
+/// Middleware whose factory throws, around a route that records that it ran.
+struct BrokenMiddlewareModule: Module {
+    static let manifest = Manifest(id: "com.test.broken-middleware", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .webMiddleware, id: "auth", title: "Authentication") { () throws -> WebMiddleware in
+            throw Refusal()
+        }
+        module.contribute(to: .webRoutes, id: "guarded", title: "Guarded") {
+            WebRoute(.get, "/guarded/:note") { request in
+                Reached.record(request.parameters["note"] ?? "")
+                return WebResponse(body: "secret")
+            }
+        }
+    }
+}
+
+/// A navigation item whose factory throws.
+struct BrokenNavigationModule: Module {
+    static let manifest = Manifest(id: "com.test.broken-navigation", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .sidebar, id: "broken", title: "Broken") { () throws -> NavigationItem in
+            throw Refusal()
+        }
+    }
+}
+
+/// A route factory that throws.
+struct BrokenRouteModule: Module {
+    static let manifest = Manifest(id: "com.test.broken-route", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .webRoutes, id: "broken", title: "Broken") { () throws -> WebRoute in throw Refusal() }
+    }
+}

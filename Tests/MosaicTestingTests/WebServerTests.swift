@@ -1,0 +1,178 @@
+import Foundation
+import GhostApp
+import Logging
+import Mosaic
+import MosaicHummingbird
+import MosaicKernel
+import MosaicTesting
+import MosaicWeb
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// Raw HTTP/1.1 over a socket, for what a well-behaved client never sends.
+enum RawHTTP {
+    static func connect(port: Int) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port) {
+            channel in
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+    }
+
+    /// Sends `text` and returns everything the server sends until it closes the connection.
+    static func exchange(port: Int, _ text: String) async throws -> String {
+        try await connect(port: port).executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(string: text))
+            var received = ""
+            for try await buffer in inbound { received += String(buffer: buffer) }
+            return received
+        }
+    }
+
+    /// A GET that closes the connection after its answer.
+    static func get(port: Int, _ path: String, host: String = "localhost") async throws -> String {
+        try await exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+    }
+}
+
+/// A server on a free port for the length of `body`, shut down gracefully after it.
+func withServer<Value: Sendable>(
+    _ web: WebHost, _ body: (_ port: Int, _ group: ServiceGroup) async throws -> Value
+) async throws -> Value {
+    let (ports, announce) = AsyncStream.makeStream(of: Int.self)
+    let group = WebServer.serviceGroup(
+        web, port: 0, logger: Logger(label: "test.server") { _ in SwiftLogNoOpLogHandler() }, signals: []
+    ) { announce.yield($0) }
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let value = try await body(port, group)
+        await group.triggerGracefulShutdown()
+        try await tasks.waitForAll()
+        return value
+    }
+}
+
+/// Entries in the order they happened, from any task.
+final class Journal: Sendable {
+    private let storage = Mutex<[String]>([])
+    func append(_ entry: String) { storage.withLock { $0.append(entry) } }
+    var entries: [String] { storage.withLock { $0 } }
+}
+
+/// A route that waits at a gate, and a module that records when it deactivates.
+struct GateModule: Module {
+    static let manifest = Manifest(id: "com.test.gate", version: "1.0.0")
+    static let (entered, enter) = AsyncStream.makeStream(of: Void.self)
+    static let (opened, open) = AsyncStream.makeStream(of: Void.self)
+    static let events = Mutex<[String]>([])
+
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .webRoutes, id: "slow", title: "Slow") {
+            WebRoute(.get, "/slow") { _ in
+                enter.yield()
+                for await _ in opened { break }
+                events.withLock { $0.append("answered") }
+                return WebResponse(body: "done")
+            }
+        }
+    }
+
+    func deactivate() async {
+        Self.events.withLock { $0.append("deactivated") }
+    }
+}
+
+@Suite("Web server")
+struct WebServerTests {
+    @Test("a request naming another host is refused (DNS rebinding), and never sees the token")
+    func rebinding() async throws {
+        let (app, web) = try await ghostWeb()
+        try await withServer(web) { port, _ in
+            let page = try await RawHTTP.get(port: port, "/settings", host: "attacker.example")
+            #expect(page.hasPrefix("HTTP/1.1 421"))
+            #expect(page.contains("not to “attacker.example”"))
+            #expect(!page.contains(web.csrfToken))
+            let form = "csrf=\(web.csrfToken)&entitlement=weather&action=revoke"
+            let post = try await RawHTTP.exchange(
+                port: port,
+                "POST /settings/entitlements HTTP/1.1\r\nHost: attacker.example:\(port)\r\nConnection: close\r\n"
+                    + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\n\r\n"
+                    + form)
+            #expect(post.hasPrefix("HTTP/1.1 421"))
+            #expect(await app.state(of: "com.ghost.weather") == .active)
+            #expect(
+                try await RawHTTP.get(port: port, "/dashboard", host: "localhost:\(port)").hasPrefix("HTTP/1.1 200"))
+            #expect(try await RawHTTP.get(port: port, "/dashboard", host: "[::1]:\(port)").hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test("a slowloris connection is closed after the idle timeout, while other requests are answered")
+    func slowloris() async throws {
+        let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeout: .milliseconds(200)))
+        try await withServer(web) { port, _ in
+            let slow = try await RawHTTP.connect(port: port)
+            try await slow.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: "GET /dashboard HTTP/1.1\r\nHost: local"))
+                #expect(try await RawHTTP.get(port: port, "/dashboard").hasPrefix("HTTP/1.1 200"))
+                var received = ""
+                // Ends when the server closes the connection: the read returns end of file.
+                for try await buffer in inbound { received += String(buffer: buffer) }
+                #expect(!received.contains("200 OK"))
+            }
+        }
+    }
+
+    @Test("over the connection limit a client waits until a connection closes")
+    func connectionLimit() async throws {
+        let (_, web) = try await ghostWeb(
+            options: WebHostOptions(idleTimeout: .milliseconds(300), maximumConnections: 1))
+        let order = Journal()
+        try await withServer(web) { port, _ in
+            let first = try await RawHTTP.connect(port: port)
+            try await first.executeThenClose { inbound, outbound in
+                // One answered request proves the server took this connection; it then sits idle.
+                try await outbound.write(ByteBuffer(string: "GET /dashboard HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+                var iterator = inbound.makeAsyncIterator()
+                #expect(try await iterator.next().map { String(buffer: $0) }?.hasPrefix("HTTP/1.1 200") == true)
+                async let second: Void = {
+                    let answer = try await RawHTTP.get(port: port, "/dashboard")
+                    order.append(answer.hasPrefix("HTTP/1.1 200") ? "second answered" : answer)
+                }()
+                while try await iterator.next() != nil {}
+                order.append("first closed")
+                try await second
+            }
+        }
+        #expect(order.entries == ["first closed", "second answered"])
+    }
+
+    @Test("on shutdown the server refuses new requests and finishes the one in flight before any module deactivates")
+    func shutdownOrder() async throws {
+        let (_, web) = try await ghostWeb([GateModule.self])
+        try await withServer(web) { port, group in
+            async let slow = RawHTTP.get(port: port, "/api/slow")
+            for await _ in GateModule.entered { break }
+            await group.triggerGracefulShutdown()
+            // The listener closes once shutdown begins: a new connection is refused.
+            var refused = false
+            while !refused {
+                do {
+                    _ = try await RawHTTP.get(port: port, "/dashboard")
+                } catch {
+                    refused = true
+                }
+            }
+            #expect(GateModule.events.withLock { $0 }.isEmpty)
+            GateModule.open.yield()
+            let answer = try await slow
+            #expect(answer.hasSuffix("done"))
+        }
+        #expect(GateModule.events.withLock { $0 } == ["answered", "deactivated"])
+    }
+}
