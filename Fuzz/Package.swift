@@ -14,6 +14,9 @@ let package = Package(
         .executableTarget(name: "FuzzQuery", dependencies: ["FuzzSupport", .product(name: "Mosaic", package: "Mosaic")]),
         .executableTarget(name: "FuzzVersion", dependencies: ["FuzzSupport", .product(name: "Mosaic", package: "Mosaic")]),
         .executableTarget(
+            name: "FuzzHTML",
+            dependencies: ["FuzzSupport", .product(name: "MosaicHummingbird", package: "Mosaic")]),
+        .executableTarget(
             name: "FuzzManifest",
             dependencies: [
                 "FuzzSupport", .product(name: "Mosaic", package: "Mosaic"),

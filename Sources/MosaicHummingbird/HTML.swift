@@ -1,28 +1,42 @@
 internal import Mosaic
 
 /// HTML text built only through escaping: every string a module or a request provides goes through ``escape(_:)``.
-enum HTML {
+@_spi(Fuzzing) public enum HTML {
     /// `text` safe inside element content and double-quoted attributes.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
+    ///
+    /// Works on UTF-8 bytes, as a browser's tokenizer reads them: a `"` followed by a combining mark is one Swift
+    /// `Character` that compares unequal to `"`, but it still ends an attribute. Text with nothing to escape is
+    /// returned as it is.
+    @_spi(Fuzzing) public static func escape(_ text: String) -> String {
+        let utf8 = text.utf8
+        guard utf8.contains(where: needsEscaping) else { return text }
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(utf8.count + 16)
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "&"): escaped += "&amp;".utf8
+            case UInt8(ascii: "<"): escaped += "&lt;".utf8
+            case UInt8(ascii: ">"): escaped += "&gt;".utf8
+            case UInt8(ascii: "\""): escaped += "&quot;".utf8
+            case UInt8(ascii: "'"): escaped += "&#39;".utf8
+            default: escaped.append(byte)
             }
         }
-        return escaped
+        return String(decoding: escaped, as: UTF8.self)
+    }
+
+    private static func needsEscaping(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">")
+            || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'")
     }
 
     /// Where a module's link may point in the page: its own scheme's links become paths of this host, web links
     /// and paths of this host stay; anything else (`javascript:`, `data:`, scheme-relative `//host`, `/\host`…) is
     /// dropped.
-    static func href(_ target: String, scheme: String) -> String {
+    @_spi(Fuzzing) public static func href(_ target: String, scheme: String) -> String {
+        // A browser drops tabs and newlines anywhere in a URL and trims controls and spaces, so `/\t/host` is
+        // `//host`: a target with any of them is refused, not cleaned.
+        guard !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return "#" }
         let prefix = "\(scheme)://"
         let lowered = target.lowercased()
         let path: Substring

@@ -19,7 +19,10 @@ struct HostileModule: Module {
             Panel(
                 .text("<img src=x onerror=alert(2)>"), .link(title: "click", target: "javascript:alert(3)"),
                 .link(title: "far", target: "//evil.example/x"), .link(title: "back", target: "/\\evil.example/y"),
-                .image(source: "ghost:////evil.example/z", alternative: "z"))
+                .link(title: "tab", target: "/\t/evil.example/t"), .link(title: "space", target: " //evil.example/s"),
+                .image(source: "ghost:////evil.example/z", alternative: "z"),
+                // A quote with a combining mark is one Character: escaping by Character let it out of the attribute.
+                .image(source: "/art.png", alternative: "a\"\u{301} onerror=alert(4) x=\"\u{301}"))
         }
     }
 }
@@ -223,6 +226,8 @@ struct WebHostTests {
             #expect(page.contains("&lt;img src=x onerror=alert(2)&gt;"))
             #expect(!page.contains("<script>") && !page.contains("javascript:"))
             #expect(!page.contains("evil.example"))  // scheme-relative targets, however spelled
+            #expect(page.contains("a&quot;\u{301} onerror=alert(4) x=&quot;\u{301}"))
+            #expect(!page.contains("alt=\"a\"\u{301}"))
         }
     }
 
