@@ -97,25 +97,47 @@ func linkKernel(
     @Test("waiting links are bounded in time and in number")
     func pendingBounded() async throws {
         let journal = Journal()
-        let blocked = linkKernel(
-            [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
+        let gate = Gate()
+        let slow = linkKernel(
+            [weatherLinks(journal: journal, gate: gate)], journal: journal,
             options: KernelOptions(pendingDeeplinkTimeLimit: .milliseconds(50)))
-        try await blocked.boot()
-        guard case .notHandled(let late) = await blocked.open("ghost://dashboard/weather/city?name=Oslo") else {
-            Issue.record("a link for a module that never activates must not be handled")
+        let boot = Task { try await slow.boot() }
+        guard case .notHandled(let late) = await slow.open("ghost://dashboard/weather/city?name=Oslo") else {
+            Issue.record("a link for a module that does not come up in time must not be handled")
             return
         }
         #expect(late.code == .moduleInactive)
         #expect(late.message.hasPrefix("com.app.weather did not become active within"))
         let full = linkKernel(
-            [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
+            [weatherLinks(journal: journal, gate: gate)], journal: journal,
             options: KernelOptions(pendingDeeplinkLimit: 0))
-        try await full.boot()
+        let fullBoot = Task { try await full.boot() }
         guard case .notHandled(let dropped) = await full.open("ghost://dashboard/weather/city?name=Oslo") else {
             Issue.record("with no room to wait the link must be dropped")
             return
         }
         #expect(dropped.code == .pendingLimit)
+        gate.open()
+        _ = try await (boot.value, fullBoot.value)
+        await slow.shutdown()
+        await full.shutdown()
+    }
+
+    @Test("a link for a blocked module is answered at once with the reason, without waiting")
+    func blockedAnsweredAtOnce() async throws {
+        let journal = Journal()
+        let kernel = linkKernel(
+            [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
+            options: KernelOptions(pendingDeeplinkTimeLimit: .seconds(3600)))
+        try await kernel.boot()
+        guard case .notHandled(let refused) = await kernel.open("ghost://dashboard/weather/city?name=Oslo") else {
+            Issue.record("a link for a blocked module must not be handled")
+            return
+        }
+        #expect(refused.code == .moduleInactive)
+        #expect(refused.message.contains("blocked") && refused.message.contains("weather"), "\(refused.message)")
+        #expect(journal.all.isEmpty)
+        await kernel.shutdown()
     }
 
     @Test("two modules handling one feature and action is a diagnostic, and the second cannot run")

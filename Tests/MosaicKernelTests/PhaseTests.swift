@@ -6,8 +6,14 @@ import Testing
 /// Records which module ran what, in order.
 final class Journal: Sendable {
     private let entries = Mutex<[String]>([])
-    func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+    private let feed = AsyncStream.makeStream(of: String.self)
+    func add(_ entry: String) {
+        entries.withLock { $0.append(entry) }
+        feed.continuation.yield(entry)
+    }
     var all: [String] { entries.withLock { $0 } }
+    /// Returns once `entry` has been added (for one waiting reader).
+    func first(_ entry: String) async { for await added in feed.stream where added == entry { return } }
 }
 
 /// A module that writes to `journal` in `phases` and on `events`, after running `work`.

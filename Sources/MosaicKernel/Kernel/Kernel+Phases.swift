@@ -47,7 +47,7 @@ extension Kernel {
     private func startSteps(_ index: Int, _ steps: [@Sendable (ActivationContext) async throws -> Void]) -> ModuleJob? {
         guard let context = records[index].context else { return nil }
         return {
-            try await context.services.inject {
+            try await context.services.call {
                 for step in steps { try await step(context) }
             }
             return nil

@@ -2,21 +2,21 @@ internal import Mosaic
 internal import Synchronization
 
 /// The kernel's event bus: typed fan-out from active modules to subscribers, each with a bounded buffer that drops
-/// its oldest event rather than make a publisher wait.
+/// its oldest event rather than make a publisher wait. A module's subscriptions end with its ledger.
 final class EventHub: EventBus {
-    private struct Subscriber {
-        let module: ModuleID
-        let yield: @Sendable (UInt64, ModuleID, any Sendable) -> Void
-        let finish: @Sendable () -> Void
+    /// One published event, as its channel carries it.
+    struct Delivery: Sendable {
+        let sequence: UInt64
+        let sender: ModuleID
+        let event: any Sendable
     }
 
     private struct State {
-        /// Subscribers by event type, then by token.
-        var subscribers: [ObjectIdentifier: [Int: Subscriber]] = [:]
+        /// A channel per event type.
+        var channels: [ObjectIdentifier: Broadcast<Delivery>] = [:]
         var sequences: [ObjectIdentifier: UInt64] = [:]
         /// The modules that may publish: the active ones, and the host.
         var publishers: Set<ModuleID> = [EventHub.host]
-        var nextToken = 0
         var finished = false
     }
 
@@ -31,10 +31,8 @@ final class EventHub: EventBus {
             guard state.publishers.contains(sender) else { return false }
             let sequence = state.sequences[type, default: 0] + 1
             state.sequences[type] = sequence
-            // Yielding inside the lock keeps every subscriber's order the publishing order; a yield never waits.
-            for subscriber in state.subscribers[type]?.values ?? [:].values {
-                subscriber.yield(sequence, sender, event)
-            }
+            // Sending inside the lock keeps every subscriber's order the publishing order; a send never waits.
+            state.channels[type]?.send(Delivery(sequence: sequence, sender: sender, event: event))
             return true
         }
         guard accepted else {
@@ -46,30 +44,25 @@ final class EventHub: EventBus {
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber module: ModuleID, buffer: Int
     ) -> AsyncStream<EventEnvelope<Event>> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: EventEnvelope<Event>.self, bufferingPolicy: .bufferingNewest(max(1, buffer)))
-        let key = ObjectIdentifier(Event.self)
-        let subscriber = Subscriber(
-            module: module,
-            yield: { sequence, sender, event in
-                if let event = event as? Event {
-                    continuation.yield(EventEnvelope(sender: sender, event: event, sequence: sequence))
+        subscription(type, subscriber: module, buffer: buffer).stream
+    }
+
+    /// The events of `type` from now on, for `module`, until cancelled or the kernel shuts down; an inactive
+    /// module's stream ends at once.
+    func subscription<Event: Sendable>(
+        _ type: Event.Type, subscriber module: ModuleID, buffer: Int
+    ) -> Subscription<EventEnvelope<Event>> {
+        state.withLock { state in
+            guard !state.finished, state.publishers.contains(module) else { return .ended() }
+            let key = ObjectIdentifier(Event.self)
+            let channel = state.channels[key] ?? Broadcast()
+            state.channels[key] = channel
+            return channel.subscribe(bufferingPolicy: .bufferingNewest(max(1, buffer))) { delivery in
+                (delivery.event as? Event).map {
+                    EventEnvelope(sender: delivery.sender, event: $0, sequence: delivery.sequence)
                 }
-            }, finish: { continuation.finish() })
-        let token: Int? = state.withLock { state in
-            guard !state.finished, state.publishers.contains(module) else { return nil }
-            defer { state.nextToken += 1 }
-            state.subscribers[key, default: [:]][state.nextToken] = subscriber
-            return state.nextToken
+            }
         }
-        guard let token else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.subscribers[key]?.removeValue(forKey: token) }
-        }
-        return stream
     }
 
     /// Lets `module` publish and subscribe.
@@ -77,29 +70,18 @@ final class EventHub: EventBus {
         state.withLock { _ = $0.publishers.insert(module) }
     }
 
-    /// Stops `module` publishing and ends its subscriptions.
+    /// Stops `module` publishing (its ledger ends its subscriptions).
     func deactivate(_ module: ModuleID) {
-        let ended = state.withLock { state in
-            state.publishers.remove(module)
-            var ended: [Subscriber] = []
-            for type in state.subscribers.keys {
-                let mine = state.subscribers[type]?.filter { $0.value.module == module } ?? [:]
-                for token in mine.keys { state.subscribers[type]?[token] = nil }
-                ended += mine.values
-            }
-            return ended
-        }
-        for subscriber in ended { subscriber.finish() }
+        state.withLock { _ = $0.publishers.remove(module) }
     }
 
     /// Ends every subscription: the kernel shut down.
     func finish() {
-        let ended = state.withLock { state in
+        let channels = state.withLock { state in
             state.finished = true
             state.publishers = []
-            defer { state.subscribers = [:] }
-            return state.subscribers.values.flatMap(\.values)
+            return Array(state.channels.values)
         }
-        for subscriber in ended { subscriber.finish() }
+        for channel in channels { channel.finish() }
     }
 }
