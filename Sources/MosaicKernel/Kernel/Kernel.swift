@@ -104,7 +104,7 @@ public actor Kernel {
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         self.serviceRuntime = ServiceRuntime(graph: graph, preview: options.preview)
         self.contributionStore = ContributionStore(points: graph.points.values)
-        self.stateHub = StateHub(directory: options.stateDirectory)
+        self.stateHub = StateHub(directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
             pendingTimeLimit: options.pendingDeeplinkTimeLimit)

@@ -17,6 +17,8 @@ public struct KernelOptions: Sendable {
     public var pendingDeeplinkTimeLimit: Duration
     /// Where state keys persisted as files are kept; `nil` keeps them in memory.
     public var stateDirectory: String?
+    /// How long a write to the state database waits for another process's lock before it fails.
+    public var stateDatabaseBusyTimeout: Duration = .seconds(5)
     /// How many modules may activate (or deactivate) at once; at least 1.
     public var maximumConcurrentActivations: Int
     /// Whether services use their preview factories, where they have one (for design-time hosts and demos).

@@ -40,10 +40,16 @@ final class StateHub: StateStore {
 
     private let state = Mutex(State())
     private let directory: String?
+    private let busyTimeout: Duration
+    /// Where every persisted key goes instead of the directory, for tests of the hub itself.
+    private let persister: (any StatePersister)?
 
-    /// A hub persisting keys under `directory`; without one, they live in memory (with a warning).
-    init(directory: String?) {
+    /// A hub persisting keys under `directory`; without one, they live in memory (with a warning). A database
+    /// write waits up to `busyTimeout` for another process's lock.
+    init(directory: String?, busyTimeout: Duration = .seconds(5), persister: (any StatePersister)? = nil) {
         self.directory = directory
+        self.busyTimeout = busyTimeout
+        self.persister = persister
     }
 
     /// Problems met with persisted state.
@@ -138,6 +144,7 @@ final class StateHub: StateStore {
     /// Where keys of `persistence` are kept, or `nil` for memory (also when the database cannot be opened, which
     /// is reported once).
     private func persister(for persistence: StatePersistence, in state: inout State) -> (any StatePersister)? {
+        if let persister, persistence != .memory { return persister }
         guard let directory else { return nil }
         switch persistence {
         case .memory:
@@ -148,7 +155,7 @@ final class StateHub: StateStore {
             if let database = state.database { return database }
             guard !state.databaseUnavailable else { return nil }
             do {
-                state.database = try StateDatabase(directory: directory)
+                state.database = try StateDatabase(directory: directory, busyTimeout: busyTimeout)
                 return state.database
             } catch {
                 state.databaseUnavailable = true
