@@ -1,5 +1,6 @@
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import Synchronization
 import Testing
 
@@ -98,11 +99,17 @@ func linkKernel(
     func pendingBounded() async throws {
         let journal = Journal()
         let gate = Gate()
+        let clock = ManualClock()
         let slow = linkKernel(
             [weatherLinks(journal: journal, gate: gate)], journal: journal,
-            options: KernelOptions(pendingDeeplinkTimeLimit: .milliseconds(50)))
+            options: KernelOptions(
+                activationTimeLimit: .seconds(60), pendingDeeplinkTimeLimit: .seconds(5), clock: clock))
         let boot = Task { try await slow.boot() }
-        guard case .notHandled(let late) = await slow.open("ghost://dashboard/weather/city?name=Oslo") else {
+        await clock.sleepers(reaching: 1)
+        let opened = Task { await slow.open("ghost://dashboard/weather/city?name=Oslo") }
+        await clock.sleepers(reaching: 2)
+        clock.advance(by: .seconds(5))
+        guard case .notHandled(let late) = await opened.value else {
             Issue.record("a link for a module that does not come up in time must not be handled")
             return
         }

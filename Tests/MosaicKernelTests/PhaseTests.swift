@@ -1,5 +1,6 @@
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import Synchronization
 import Testing
 
@@ -69,15 +70,19 @@ struct RefreshFailed: Error {}
     func failingParticipantIsolated() async throws {
         let journal = Journal()
         let gate = Gate()
+        let clock = ManualClock()
         let kernel = makeKernel(
             [
                 participant("com.app.broken", journal: journal) { throw RefreshFailed() },
                 participant("com.app.stuck", journal: journal) { await gate.wait() },
                 participant("com.app.after", requires: [.module("com.app.broken")], journal: journal),
                 participant("com.app.fine", journal: journal),
-            ], options: KernelOptions(participantTimeLimit: .milliseconds(200)))
+            ], options: KernelOptions(participantTimeLimit: .seconds(10), clock: clock))
         try await kernel.boot()
-        let report = try await kernel.run(.launch)
+        let run = Task { try await kernel.run(.launch) }
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: .seconds(10))
+        let report = try await run.value
         gate.open()
         #expect(Set(journal.all) == ["com.app.after launch", "com.app.fine launch"])
         #expect(
@@ -89,6 +94,7 @@ struct RefreshFailed: Error {}
         #expect(codes.contains(.participantFailed) && codes.contains(.participantTimedOut))
         #expect(
             await kernel.state(of: "com.app.broken")?.isActive == true, "a failed participant leaves its module active")
+        await kernel.shutdown()
     }
 
     @Test("background refresh can be run again and again")

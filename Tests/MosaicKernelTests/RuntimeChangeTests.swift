@@ -1,5 +1,6 @@
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import Testing
 
 @Suite struct RuntimeChangeTests {
@@ -203,6 +204,7 @@ import Testing
     @Test("a module whose deactivate hangs does not stop shutdown; it is reported", .timeLimit(.minutes(1)))
     func hangingDeactivation() async throws {
         let gate = Gate()
+        let clock = ManualClock()
         let log = EventLog()
         let kernel = makeKernel(
             [
@@ -211,9 +213,12 @@ import Testing
                 },
                 probe("com.app.base", log: log),
                 probe("com.app.top", requires: [.module("com.app.base")], log: log),
-            ], options: KernelOptions(deactivationTimeLimit: .milliseconds(300)))
+            ], options: KernelOptions(deactivationTimeLimit: .seconds(10), clock: clock))
         try await kernel.boot()
-        await kernel.shutdown()
+        let shutdown = Task { await kernel.shutdown() }
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: .seconds(10))
+        await shutdown.value
         #expect(log.deactivations == ["com.app.top", "com.app.base"])
         #expect(await kernel.states.values.allSatisfy { $0 == .deactivated })
         let warning = try #require(await kernel.diagnostics.with(.deactivationTimedOut).first)

@@ -75,11 +75,16 @@ struct HarnessTests {
     @Test("an activation made to hang is failed after the time limit; the others still start")
     func activationHangs() async throws {
         var harness = TestHarness(WeatherModule.self, ArtModule.self)
-        harness.options.activationTimeLimit = .milliseconds(100)
+        let clock = ManualClock()
+        harness.options.clock = clock
         harness.hangActivation(of: "com.ghost.art")
-        let app = try await harness.start()
+        let start = Task { [harness] in try await harness.start() }
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: harness.options.activationTimeLimit)
+        let app = try await start.value
         await app.expect("com.ghost.art", .failed(reason: "did not finish"))
         await app.expect("com.ghost.weather", .active)
+        await app.shutdown()
     }
 
     @Test("a service made to throw reaches the code that uses it: the link is not handled, and says why")

@@ -38,6 +38,8 @@ public actor Kernel {
 
     let host: HostEnvironment
     let options: KernelOptions
+    /// The clock of every time limit, delay and timing (``KernelOptions/clock``).
+    let clock: KernelClock
     let logger: Logger
     private var phase = Phase.idle
     var policy: EntitlementPolicy
@@ -99,6 +101,7 @@ public actor Kernel {
         self.standard = standard
         self.extensionPoints = extensionPoints
         self.options = options
+        self.clock = KernelClock(options.clock)
         self.logger = logger
         self.graph = ModuleGraph(
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
@@ -107,7 +110,7 @@ public actor Kernel {
         self.stateHub = StateHub(directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
-            pendingTimeLimit: options.pendingDeeplinkTimeLimit)
+            pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock)
         deeplinkRouter.setOwners(graph.deeplinkOwners)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
     }
@@ -164,10 +167,10 @@ public actor Kernel {
             case .running: throw KernelError(.alreadyBooted, "The kernel is already booted; boot() runs once.")
             case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one to boot again.")
             }
-            let started = ContinuousClock.now
+            let started = clock.now()
             for index in records.indices { validate(index) }
             await reconcile()
-            bootDuration = started.duration(to: .now)
+            bootDuration = clock.now() - started
             let report = self.report()
             report.log(to: logger)
             return report

@@ -42,11 +42,16 @@ final class DeeplinkRouter: Sendable {
     private let navigator: @Sendable (String) async -> Void
     private let pendingLimit: Int
     private let pendingTimeLimit: Duration
+    private let clock: KernelClock
 
-    init(navigator: @escaping @Sendable (String) async -> Void, pendingLimit: Int, pendingTimeLimit: Duration) {
+    init(
+        navigator: @escaping @Sendable (String) async -> Void, pendingLimit: Int, pendingTimeLimit: Duration,
+        clock: KernelClock
+    ) {
         self.navigator = navigator
         self.pendingLimit = pendingLimit
         self.pendingTimeLimit = pendingTimeLimit
+        self.clock = clock
     }
 
     /// Records who handles what in the graph (validated: one module per route).
@@ -212,8 +217,8 @@ final class DeeplinkRouter: Sendable {
                 continuation.resume(returning: ready)
                 return
             }
-            let timer = Task { [pendingTimeLimit] in
-                try? await Task.sleep(for: pendingTimeLimit)
+            let timer = Task { [pendingTimeLimit, clock] in
+                try? await clock.sleep(clock.now() + pendingTimeLimit)
                 if !Task.isCancelled { self.expire(token) }
             }
             state.withLock { $0.waiting[token]?.timer = timer }
