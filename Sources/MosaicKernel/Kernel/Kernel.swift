@@ -36,21 +36,42 @@ public actor Kernel {
         var isActive = false
     }
 
+    // MARK: What the host set up (fixed for the kernel's life)
+
     let host: HostEnvironment
     let options: KernelOptions
     /// The clock of every time limit, delay and timing (``KernelOptions/clock``).
     let clock: KernelClock
     let logger: Logger
-    private var phase = Phase.idle
-    var policy: EntitlementPolicy
-    var catalog: ModuleCatalog
-    var graph: ModuleGraph
     /// The services the host itself registers, and its standard.
     let hostServices: ServiceRegistrar
     let standard: (any Standard)?
-    var serviceRuntime: ServiceRuntime
     /// The extension points the host declares beyond the standard ones.
     let extensionPoints: [AnyExtensionPoint]
+
+    // MARK: The module graph and the policy over it
+
+    private var phase = Phase.idle
+    var catalog: ModuleCatalog
+    var graph: ModuleGraph
+    var policy: EntitlementPolicy
+    var authorizationDiagnostics: [Diagnostic] = []
+
+    // MARK: Each module's life (a record per graph position; its grants live in the record's ledger)
+
+    /// One record per module, at the module's position in ``graph``.
+    var records: [Record] = []
+    /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
+    var failures: [ModuleID: String] = [:]
+    /// Modules on their way out through ``uninstall(_:dependents:)``.
+    var leaving: Set<ModuleID> = []
+    var runtimeDiagnostics: [Diagnostic] = []
+    private var bootDuration: Duration = .zero
+    private let changes = Broadcast<StateChange>()
+
+    // MARK: The hubs (what active modules are granted, through their ledgers)
+
+    var serviceRuntime: ServiceRuntime
     /// What active modules contribute, mediated per point.
     let contributionStore: ContributionStore
     /// The deeplink handlers of active modules.
@@ -59,27 +80,20 @@ public actor Kernel {
     let eventHub = EventHub()
     /// State shared between modules.
     let stateHub: StateHub
-    /// One record per module, at the module's position in ``graph``.
-    var records: [Record] = []
-    /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
-    var failures: [ModuleID: String] = [:]
-    /// Modules on their way out through ``uninstall(_:dependents:)``.
-    var leaving: Set<ModuleID> = []
-    var authorizationDiagnostics: [Diagnostic] = []
-    var runtimeDiagnostics: [Diagnostic] = []
-    /// The parts of the phase or event being dispatched, as they finish.
-    var dispatchEntries: [DispatchReport.Entry] = []
-    private var bootDuration: Duration = .zero
-    private let changes = Broadcast<StateChange>()
-    /// The jobs under way, while ``runInDependencyOrder(_:kind:)`` runs.
-    var schedule: Schedule?
-    /// How many scheduling runs there have been; numbers each run.
-    var runCount = 0
+
+    // MARK: The operation under way, and those waiting
+
     /// Whether an operation holds the slot ``exclusively(_:)`` guards.
     private var isBusy = false
     /// The operations waiting for the slot, first come first served.
     private var waitingOperations: [(ticket: Int, continuation: CheckedContinuation<Bool, Never>)] = []
     private var nextTicket = 0
+    /// The jobs under way, while ``runInDependencyOrder(_:kind:)`` runs.
+    var schedule: Schedule?
+    /// How many scheduling runs there have been; numbers each run.
+    var runCount = 0
+    /// The parts of the phase or event being dispatched, as they finish.
+    var dispatchEntries: [DispatchReport.Entry] = []
 
     /// Creates a kernel over a catalog and validates its graph (no module code runs); nothing activates before
     /// ``boot()``.
