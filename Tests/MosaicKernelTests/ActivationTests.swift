@@ -26,6 +26,7 @@ import Testing
             let started = try #require(log.position(of: .activationStarted(ModuleID(dependent))))
             #expect(finished < started, "\(dependency) must finish before \(dependent) starts")
         }
+        await kernel.shutdown()
     }
 
     @Test("a throwing module is failed, its required dependents blocked, optional dependents and siblings active")
@@ -57,6 +58,7 @@ import Testing
         let failure = try #require(report.diagnostics.with(.activationFailed).first)
         #expect(failure.modules == ["com.app.database"])
         #expect(failure.severity == .error)
+        await kernel.shutdown()
     }
 
     @Test("a hanging module is failed after the time limit while the rest boots", .timeLimit(.minutes(1)))
@@ -129,6 +131,7 @@ import Testing
         let report = try await boot.value
         #expect(report.count("active") == 12)
         #expect(tracker.maximum == 3)
+        await kernel.shutdown()
     }
 
     @Test("shutdown deactivates in reverse dependency order and ends state streams")
@@ -176,6 +179,7 @@ import Testing
         #expect(context.version == "3.1.4")
         #expect(context.logger.label == "com.app.ctx")
         #expect(context.host == testHost)
+        await kernel.shutdown()
     }
 
     @Test("every module moves discovered → validated → authorized → active, observably")

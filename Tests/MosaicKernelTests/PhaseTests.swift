@@ -63,6 +63,7 @@ struct RefreshFailed: Error {}
         #expect(report.failures.isEmpty)
         #expect(await kernel.report()["com.app.weather"]?.phaseTimes[.launch] != nil)
         #expect(await kernel.report()["com.app.weather"]?.phaseTimes[.postUI] == nil)
+        await kernel.shutdown()
     }
 
     @Test(
@@ -105,6 +106,7 @@ struct RefreshFailed: Error {}
         for _ in 0..<3 { try await kernel.run(.backgroundRefresh) }
         try await kernel.run(.launch)
         #expect(journal.all == Array(repeating: "com.app.weather backgroundRefresh", count: 3))
+        await kernel.shutdown()
     }
 
     @Test("host events reach the listeners of active modules only, custom kinds included")
@@ -129,6 +131,7 @@ struct RefreshFailed: Error {}
                 "com.app.weather openedURL ghost://weather/city?name=Oslo", "com.app.weather themeChanged",
                 "com.app.sports enteredBackground",
             ])
+        await kernel.shutdown()
     }
 
     @Test("phases and events need a booted kernel")

@@ -30,6 +30,9 @@ internal import Synchronization
 ///   reason. Read services whose factories may fail, and any service outside a module's code, with
 ///   `try $property.resolve()`, which throws instead.
 ///
+/// The wrapper keeps the first instance it resolved (its fallback), so a value holding it keeps that instance alive
+/// after its module deactivates; module code is dropped with its module, and the kernel then releases the rest.
+///
 /// In a service factory, take dependencies as the factory's parameters: factories run wherever the first resolve
 /// happens, so they have no module of their own to inject from.
 @propertyWrapper
