@@ -130,20 +130,33 @@ func linkKernel(
         await full.shutdown()
     }
 
-    @Test("a link for a blocked module is answered at once with the reason, without waiting")
+    @Test(
+        "a link for a blocked or revoked module is answered at once with the reason, without waiting",
+        .timeLimit(.minutes(1)))
     func blockedAnsweredAtOnce() async throws {
         let journal = Journal()
+        // The manual clock never moves here: a link that waited for its module would never be answered.
         let kernel = linkKernel(
             [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
-            options: KernelOptions(pendingDeeplinkTimeLimit: .seconds(3600)))
+            options: KernelOptions(clock: ManualClock()))
         try await kernel.boot()
         guard case .notHandled(let refused) = await kernel.open("ghost://dashboard/weather/city?name=Oslo") else {
             Issue.record("a link for a blocked module must not be handled")
             return
         }
         #expect(refused.code == .moduleInactive)
-        #expect(refused.message.contains("blocked") && refused.message.contains("weather"), "\(refused.message)")
-        #expect(journal.all.isEmpty)
+        #expect(refused.message.contains("blocked") && refused.message.contains("'weather'"), "\(refused.message)")
+        try await kernel.grant("weather")
+        #expect(
+            await kernel.open("ghost://dashboard/weather/city?name=Oslo")
+                == .handled(tab: "dashboard", module: "com.app.weather"))
+        try await kernel.revoke("weather")
+        guard case .notHandled(let revoked) = await kernel.open("ghost://dashboard/weather/city?name=Oslo") else {
+            Issue.record("a link for a revoked feature must not be handled")
+            return
+        }
+        #expect(revoked.message.contains("com.app.weather") && revoked.message.contains("blocked"))
+        #expect(journal.all == ["navigate dashboard", "weather city Oslo"])
         await kernel.shutdown()
     }
 
