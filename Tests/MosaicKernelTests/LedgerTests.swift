@@ -103,6 +103,22 @@ func ledgerModule(
         await kernel.shutdown()
     }
 
+    @Test("streams a module drops are forgotten by its ledger, so they do not pile up while it is active")
+    func droppedStreamsForgotten() async throws {
+        let contexts = Contexts()
+        let kernel = makeKernel([ledgerModule(journal: Journal(), contexts: contexts)], entitlements: ["weather"])
+        try await kernel.boot()
+        let weather = try #require(contexts["com.app.weather"])
+        let ledger = try #require(weather.ledger)
+        let before = ledger.holdingCount
+        for _ in 0..<1_000 {
+            _ = weather.state.values(of: .counter)
+            _ = weather.events.subscribe(to: CityChanged.self)
+        }
+        #expect(ledger.holdingCount == before)
+        await kernel.shutdown()
+    }
+
     @Test("a link handler in flight when its module is revoked finishes before the module's deactivate runs")
     func handlerFinishesBeforeDeactivate() async throws {
         let journal = Journal()

@@ -43,6 +43,9 @@ package final class ModuleLedger: Sendable {
     /// Whether the module still holds its grants (it is activating, active or deactivating).
     package var isOpen: Bool { state.withLock { $0.isOpen } }
 
+    /// How many grants the ledger holds now (tasks apart).
+    package var holdingCount: Int { state.withLock { $0.entry.count + $0.rest.count } }
+
     /// Records `withdraw` to run at `stage`; runs it at once when that stage has passed. Returns a token for
     /// ``release(_:)`` when the grant ends on its own first.
     @discardableResult
@@ -66,14 +69,6 @@ package final class ModuleLedger: Sendable {
             state.entry[token] = nil
             state.rest[token] = nil
         }
-    }
-
-    /// Ties `subscription`'s stream to the module: it ends when the ledger is withdrawn (at once if it was).
-    package func adopt<Element>(
-        _ stream: AsyncStream<Element>, cancel: @escaping @Sendable () -> Void
-    ) -> AsyncStream<Element> {
-        hold(.rest, cancel)
-        return stream
     }
 
     /// Starts `operation` as work of the module, cancelled and awaited when the module deactivates; `false` when

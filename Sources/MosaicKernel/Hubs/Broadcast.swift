@@ -43,10 +43,14 @@ final class Broadcast<Element: Sendable>: Sendable {
         }
         guard let token else {
             continuation.finish()
-            return Subscription(stream: stream, cancel: {})
+            return .ended(stream)
         }
-        continuation.onTermination = { [weak self] _ in self?.remove(token) }
-        return Subscription(stream: stream, cancel: { [weak self] in self?.end(token) })
+        let ended = EndHook()
+        continuation.onTermination = { [weak self] _ in
+            self?.remove(token)
+            ended.fire()
+        }
+        return Subscription(stream: stream, cancel: { [weak self] in self?.end(token) }, ended: ended)
     }
 
     /// Hands `element` to every subscriber.
@@ -76,11 +80,13 @@ final class Broadcast<Element: Sendable>: Sendable {
     }
 }
 
-/// A stream from a ``Broadcast``, with a way to end it from outside.
+/// A stream from a ``Broadcast``, with a way to end it from outside and to learn when it ended.
 struct Subscription<Output: Sendable>: Sendable {
     let stream: AsyncStream<Output>
     /// Ends the stream (its reader's loop then ends too).
     let cancel: @Sendable () -> Void
+    /// Fires once the stream has ended, for whatever reason (its reader dropped it, too).
+    let ended: EndHook
 }
 
 extension Subscription {
@@ -88,6 +94,37 @@ extension Subscription {
     static func ended() -> Self {
         let (stream, continuation) = AsyncStream.makeStream(of: Output.self)
         continuation.finish()
-        return Subscription(stream: stream, cancel: {})
+        return .ended(stream)
+    }
+
+    fileprivate static func ended(_ stream: AsyncStream<Output>) -> Self {
+        let ended = EndHook()
+        ended.fire()
+        return Subscription(stream: stream, cancel: {}, ended: ended)
+    }
+}
+
+/// Something to do once a stream has ended; set before or after the end, it runs exactly once.
+final class EndHook: Sendable {
+    private let state = Mutex<(ended: Bool, action: (@Sendable () -> Void)?)>((false, nil))
+
+    /// Runs `action` when the stream ends, or now if it has.
+    func whenEnded(_ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.ended { return true }
+            state.action = action
+            return false
+        }
+        if now { action() }
+    }
+
+    /// The stream ended.
+    func fire() {
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            state.ended = true
+            defer { state.action = nil }
+            return state.action
+        }
+        action?()
     }
 }

@@ -23,8 +23,7 @@ struct ModuleStateStore: StateStore {
     }
 
     func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value> {
-        let subscription = hub.subscription(of: key)
-        return ledger.adopt(subscription.stream, cancel: subscription.cancel)
+        ledger.adopt(hub.subscription(of: key))
     }
 }
 
@@ -44,8 +43,7 @@ struct ModuleEventBus: EventBus {
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber: ModuleID, buffer: Int
     ) -> AsyncStream<EventEnvelope<Event>> {
-        let subscription = hub.subscription(type, subscriber: subscriber, buffer: buffer)
-        return ledger.adopt(subscription.stream, cancel: subscription.cancel)
+        ledger.adopt(hub.subscription(type, subscriber: subscriber, buffer: buffer))
     }
 }
 
@@ -61,6 +59,17 @@ struct ModuleContributionSource: ContributionSource {
 
     func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
         guard let subscription = store?.subscription(of: point) else { return Subscription.ended().stream }
-        return ledger.adopt(subscription.stream, cancel: subscription.cancel)
+        return ledger.adopt(subscription)
+    }
+}
+
+extension ModuleLedger {
+    /// Ties `subscription`'s stream to the module: it ends when the ledger is withdrawn (at once if it was), and
+    /// the ledger forgets it when its reader drops it first.
+    func adopt<Element>(_ subscription: Subscription<Element>) -> AsyncStream<Element> {
+        if let token = hold(.rest, subscription.cancel) {
+            subscription.ended.whenEnded { [weak self] in self?.release(token) }
+        }
+        return subscription.stream
     }
 }
