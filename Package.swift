@@ -104,6 +104,7 @@ let package = Package(
             dependencies: [
                 "Mosaic",
                 "MosaicKernel",
+                "MosaicTesting",
                 "GhostApp",
                 "state-writer",
                 .product(name: "Logging", package: "swift-log"),

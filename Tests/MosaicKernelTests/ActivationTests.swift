@@ -1,6 +1,7 @@
 import Logging
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import Testing
 
 @Suite struct ActivationTests {
@@ -25,6 +26,7 @@ import Testing
             let started = try #require(log.position(of: .activationStarted(ModuleID(dependent))))
             #expect(finished < started, "\(dependency) must finish before \(dependent) starts")
         }
+        await kernel.shutdown()
     }
 
     @Test("a throwing module is failed, its required dependents blocked, optional dependents and siblings active")
@@ -56,19 +58,26 @@ import Testing
         let failure = try #require(report.diagnostics.with(.activationFailed).first)
         #expect(failure.modules == ["com.app.database"])
         #expect(failure.severity == .error)
+        await kernel.shutdown()
     }
 
     @Test("a hanging module is failed after the time limit while the rest boots", .timeLimit(.minutes(1)))
     func hangingModule() async throws {
         let gate = Gate()
         let log = EventLog()
+        let clock = ManualClock()
         let kernel = makeKernel(
             [
                 probe("com.app.stuck", behavior: .hang(gate), log: log),
                 probe("com.app.waits", requires: [.module("com.app.stuck")]),
                 probe("com.app.fine-one"), probe("com.app.fine-two"),
-            ], options: KernelOptions(activationTimeLimit: .milliseconds(300)))
-        let report = try await kernel.boot()
+            ], options: KernelOptions(activationTimeLimit: .seconds(10), clock: clock))
+        let boot = Task { try await kernel.boot() }
+        await clock.sleepers(reaching: 1)
+        while await kernel.state(of: "com.app.fine-two") != .active { await Task.yield() }
+        #expect(await kernel.state(of: "com.app.stuck") == .authorized, "nothing times out before the limit")
+        clock.advance(by: .seconds(10))
+        let report = try await boot.value
         #expect(report["com.app.stuck"]?.state.name == "failed")
         #expect(report["com.app.stuck"]?.state.reason?.contains("did not finish within") == true)
         #expect(report["com.app.waits"]?.state.name == "blocked")
@@ -77,24 +86,30 @@ import Testing
         #expect(report.diagnostics.with(.activationTimedOut).count == 1)
 
         gate.open()
+        await kernel.shutdown()
     }
 
     @Test("a module whose activation returns after the time limit is deactivated, not leaked", .timeLimit(.minutes(1)))
     func lateActivation() async throws {
         let gate = Gate()
+        let clock = ManualClock()
         let (deactivations, deactivated) = AsyncStream.makeStream(of: Void.self)
         let kernel = makeKernel(
             [
                 ModuleFactory(manifest: Manifest(id: "com.app.late", version: "1.0.0")) {
                     Probe(activate: { _ in await gate.wait() }, deactivate: { deactivated.yield() })
                 }
-            ], options: KernelOptions(activationTimeLimit: .milliseconds(20)))
-        let report = try await kernel.boot()
+            ], options: KernelOptions(activationTimeLimit: .seconds(10), clock: clock))
+        let boot = Task { try await kernel.boot() }
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: .seconds(10))
+        let report = try await boot.value
         #expect(report["com.app.late"]?.state.name == "failed")
         gate.open()
         var iterator = deactivations.makeAsyncIterator()
         #expect(await iterator.next() != nil)
         #expect(await kernel.state(of: "com.app.late")?.name == "failed")
+        await kernel.shutdown()
     }
 
     @Test(
@@ -116,6 +131,7 @@ import Testing
         let report = try await boot.value
         #expect(report.count("active") == 12)
         #expect(tracker.maximum == 3)
+        await kernel.shutdown()
     }
 
     @Test("shutdown deactivates in reverse dependency order and ends state streams")
@@ -163,6 +179,7 @@ import Testing
         #expect(context.version == "3.1.4")
         #expect(context.logger.label == "com.app.ctx")
         #expect(context.host == testHost)
+        await kernel.shutdown()
     }
 
     @Test("every module moves discovered → validated → authorized → active, observably")

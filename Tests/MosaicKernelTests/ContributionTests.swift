@@ -38,6 +38,7 @@ func firstList<Content>(
         #expect(widgets.map(\.module) == ["com.app.weather", "com.app.art", "com.app.sports", "com.app.weather"])
         #expect(try await widgets[0].content() == Panel(.text("com.app.weather/forecast")))
         #expect(kernel.contributions(for: .sidebar).isEmpty)
+        await kernel.shutdown()
     }
 
     @Test("the order is the same across 1,000 shuffled registration orders")
@@ -63,6 +64,7 @@ func firstList<Content>(
         ])
         try await kernel.boot()
         #expect(kernel.contributions(for: .settings).map(\.id) == ["Account", "Notifications", "Privacy"])
+        await kernel.shutdown()
     }
 
     @Test("content factories take services as a typed pack, resolved from the contributing module")
@@ -80,6 +82,7 @@ func firstList<Content>(
         let panel = try await kernel.contributions(for: .dashboard)[0].content()
         #expect(panel == Panel(.heading("Weather"), .facts([Fact("now", "7")])))
         #expect(kernel.contributions(for: .dashboard)[0].metadata.icon == "cloud")
+        await kernel.shutdown()
     }
 
     @Test("a module collects what the modules it depends on contributed (Spezi's Collect)")
@@ -101,6 +104,7 @@ func firstList<Content>(
             collected.withLock { $0 } == [
                 Panel(.text("com.app.art/painting")), Panel(.text("com.app.weather/forecast")),
             ])
+        await kernel.shutdown()
     }
 
     @Test("observers see the list change on revoke and grant, and the stream ends at shutdown", .timeLimit(.minutes(1)))
@@ -138,5 +142,6 @@ func firstList<Content>(
         try await kernel.grant("premium")
         #expect(kernel.contributions(for: .toolbar).map(\.id) == ["radar", "today"])
         #expect(await kernel.state(of: "com.app.weather")?.isActive == true)
+        await kernel.shutdown()
     }
 }

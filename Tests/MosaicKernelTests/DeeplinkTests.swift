@@ -1,5 +1,6 @@
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import Synchronization
 import Testing
 
@@ -97,25 +98,66 @@ func linkKernel(
     @Test("waiting links are bounded in time and in number")
     func pendingBounded() async throws {
         let journal = Journal()
-        let blocked = linkKernel(
-            [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
-            options: KernelOptions(pendingDeeplinkTimeLimit: .milliseconds(50)))
-        try await blocked.boot()
-        guard case .notHandled(let late) = await blocked.open("ghost://dashboard/weather/city?name=Oslo") else {
-            Issue.record("a link for a module that never activates must not be handled")
+        let gate = Gate()
+        let clock = ManualClock()
+        let slow = linkKernel(
+            [weatherLinks(journal: journal, gate: gate)], journal: journal,
+            options: KernelOptions(
+                activationTimeLimit: .seconds(60), pendingDeeplinkTimeLimit: .seconds(5), clock: clock))
+        let boot = Task { try await slow.boot() }
+        await clock.sleepers(reaching: 1)
+        let opened = Task { await slow.open("ghost://dashboard/weather/city?name=Oslo") }
+        await clock.sleepers(reaching: 2)
+        clock.advance(by: .seconds(5))
+        guard case .notHandled(let late) = await opened.value else {
+            Issue.record("a link for a module that does not come up in time must not be handled")
             return
         }
         #expect(late.code == .moduleInactive)
         #expect(late.message.hasPrefix("com.app.weather did not become active within"))
         let full = linkKernel(
-            [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
+            [weatherLinks(journal: journal, gate: gate)], journal: journal,
             options: KernelOptions(pendingDeeplinkLimit: 0))
-        try await full.boot()
+        let fullBoot = Task { try await full.boot() }
         guard case .notHandled(let dropped) = await full.open("ghost://dashboard/weather/city?name=Oslo") else {
             Issue.record("with no room to wait the link must be dropped")
             return
         }
         #expect(dropped.code == .pendingLimit)
+        gate.open()
+        _ = try await (boot.value, fullBoot.value)
+        await slow.shutdown()
+        await full.shutdown()
+    }
+
+    @Test(
+        "a link for a blocked or revoked module is answered at once with the reason, without waiting",
+        .timeLimit(.minutes(1)))
+    func blockedAnsweredAtOnce() async throws {
+        let journal = Journal()
+        // The manual clock never moves here: a link that waited for its module would never be answered.
+        let kernel = linkKernel(
+            [weatherLinks(journal: journal, entitlements: ["weather"])], journal: journal,
+            options: KernelOptions(clock: ManualClock()))
+        try await kernel.boot()
+        guard case .notHandled(let refused) = await kernel.open("ghost://dashboard/weather/city?name=Oslo") else {
+            Issue.record("a link for a blocked module must not be handled")
+            return
+        }
+        #expect(refused.code == .moduleInactive)
+        #expect(refused.message.contains("blocked") && refused.message.contains("'weather'"), "\(refused.message)")
+        try await kernel.grant("weather")
+        #expect(
+            await kernel.open("ghost://dashboard/weather/city?name=Oslo")
+                == .handled(tab: "dashboard", module: "com.app.weather"))
+        try await kernel.revoke("weather")
+        guard case .notHandled(let revoked) = await kernel.open("ghost://dashboard/weather/city?name=Oslo") else {
+            Issue.record("a link for a revoked feature must not be handled")
+            return
+        }
+        #expect(revoked.message.contains("com.app.weather") && revoked.message.contains("blocked"))
+        #expect(journal.all == ["navigate dashboard", "weather city Oslo"])
+        await kernel.shutdown()
     }
 
     @Test("two modules handling one feature and action is a diagnostic, and the second cannot run")

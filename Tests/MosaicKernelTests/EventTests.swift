@@ -56,6 +56,7 @@ func eventModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], contexts: 
                 == "com.app.weather is not active, so it cannot publish CityChanged; events come only from active modules."
         )
         #expect(await subscription.first { _ in true } == nil, "the module's subscription ended with it")
+        await kernel.shutdown()
     }
 
     @Test("a subscriber that never reads does not hold up the publisher; it keeps the newest events and sees the gap")

@@ -65,6 +65,7 @@ struct ForecastReader: Module {
         ])
         try await kernel.boot()
         #expect(outcome.withLock { $0 }?.code == .notDeclared)
+        await kernel.shutdown()
     }
 
     @Test("withService lends the singleton resolve returns, and sees overrides and missing declarations")
@@ -84,5 +85,6 @@ struct ForecastReader: Module {
             try services?.withService((any Forecast).self) { $0.text }
         }
         #expect(overridden == "sunny at 42")
+        await kernel.shutdown()
     }
 }

@@ -1,13 +1,20 @@
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import Synchronization
 import Testing
 
 /// Records which module ran what, in order.
 final class Journal: Sendable {
     private let entries = Mutex<[String]>([])
-    func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+    private let feed = AsyncStream.makeStream(of: String.self)
+    func add(_ entry: String) {
+        entries.withLock { $0.append(entry) }
+        feed.continuation.yield(entry)
+    }
     var all: [String] { entries.withLock { $0 } }
+    /// Returns once `entry` has been added (for one waiting reader).
+    func first(_ entry: String) async { for await added in feed.stream where added == entry { return } }
 }
 
 /// A module that writes to `journal` in `phases` and on `events`, after running `work`.
@@ -56,6 +63,7 @@ struct RefreshFailed: Error {}
         #expect(report.failures.isEmpty)
         #expect(await kernel.report()["com.app.weather"]?.phaseTimes[.launch] != nil)
         #expect(await kernel.report()["com.app.weather"]?.phaseTimes[.postUI] == nil)
+        await kernel.shutdown()
     }
 
     @Test(
@@ -63,15 +71,19 @@ struct RefreshFailed: Error {}
     func failingParticipantIsolated() async throws {
         let journal = Journal()
         let gate = Gate()
+        let clock = ManualClock()
         let kernel = makeKernel(
             [
                 participant("com.app.broken", journal: journal) { throw RefreshFailed() },
                 participant("com.app.stuck", journal: journal) { await gate.wait() },
                 participant("com.app.after", requires: [.module("com.app.broken")], journal: journal),
                 participant("com.app.fine", journal: journal),
-            ], options: KernelOptions(participantTimeLimit: .milliseconds(200)))
+            ], options: KernelOptions(participantTimeLimit: .seconds(10), clock: clock))
         try await kernel.boot()
-        let report = try await kernel.run(.launch)
+        let run = Task { try await kernel.run(.launch) }
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: .seconds(10))
+        let report = try await run.value
         gate.open()
         #expect(Set(journal.all) == ["com.app.after launch", "com.app.fine launch"])
         #expect(
@@ -83,6 +95,7 @@ struct RefreshFailed: Error {}
         #expect(codes.contains(.participantFailed) && codes.contains(.participantTimedOut))
         #expect(
             await kernel.state(of: "com.app.broken")?.isActive == true, "a failed participant leaves its module active")
+        await kernel.shutdown()
     }
 
     @Test("background refresh can be run again and again")
@@ -93,6 +106,7 @@ struct RefreshFailed: Error {}
         for _ in 0..<3 { try await kernel.run(.backgroundRefresh) }
         try await kernel.run(.launch)
         #expect(journal.all == Array(repeating: "com.app.weather backgroundRefresh", count: 3))
+        await kernel.shutdown()
     }
 
     @Test("host events reach the listeners of active modules only, custom kinds included")
@@ -117,6 +131,7 @@ struct RefreshFailed: Error {}
                 "com.app.weather openedURL ghost://weather/city?name=Oslo", "com.app.weather themeChanged",
                 "com.app.sports enteredBackground",
             ])
+        await kernel.shutdown()
     }
 
     @Test("phases and events need a booted kernel")

@@ -1,5 +1,6 @@
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import Testing
 
 @Suite struct RuntimeChangeTests {
@@ -37,6 +38,7 @@ import Testing
         #expect(states["com.app.news"] == .active)
         #expect(states["com.app.sports"] == .active)
         #expect(await kernel.grantedEntitlements.isEmpty)
+        await kernel.shutdown()
     }
 
     @Test("granting it again reactivates them, dependencies first, with fresh instances")
@@ -52,6 +54,7 @@ import Testing
                 "com.app.weather", "com.app.dashboard", "com.app.widgets",
             ])
         #expect(await kernel.states.values.allSatisfy { $0 == .active })
+        await kernel.shutdown()
     }
 
     @Test("observers see active → deactivated → blocked on revoke, then authorized → active on grant")
@@ -78,6 +81,7 @@ import Testing
         let state = try await kernel.install(probe("com.app.weather", log: log))
         #expect(state == .active)
         #expect(await kernel.report()["com.app.weather"]?.activationTime != nil)
+        await kernel.shutdown()
     }
 
     @Test("a module waiting for a missing dependency comes up when the dependency is installed")
@@ -88,6 +92,7 @@ import Testing
         try await kernel.install(probe("com.app.weather"))
         #expect(await kernel.state(of: "com.app.dashboard") == .active)
         #expect(await kernel.diagnostics.with(.missingDependency).isEmpty)
+        await kernel.shutdown()
     }
 
     @Test("an install that would break the graph is refused with its diagnostics, and nothing changes")
@@ -112,6 +117,7 @@ import Testing
         #expect(incompatible?.diagnostics.map(\.code) == [.incompatibleHostVersion])
         #expect(await kernel.states.count == 2)
         #expect(await kernel.state(of: "com.app.weather") == .active)
+        await kernel.shutdown()
     }
 
     @Test("uninstalling a module that active modules require is refused by default, naming them")
@@ -125,6 +131,7 @@ import Testing
         #expect(error?.code == .uninstallRefused)
         #expect(error?.diagnostics.first?.modules == ["com.app.weather", "com.app.dashboard"])
         #expect(await kernel.state(of: "com.app.weather") == .active)
+        await kernel.shutdown()
     }
 
     @Test("uninstalling with dependents: .deactivate stops the dependents first and leaves them blocked")
@@ -145,6 +152,7 @@ import Testing
         #expect(await kernel.state(of: "com.app.news") == .active)
         let missing = await #expect(throws: KernelError.self) { try await kernel.uninstall("com.app.weather") }
         #expect(missing?.code == .unknownModule)
+        await kernel.shutdown()
     }
 
     @Test("changes before boot are refused")
@@ -171,6 +179,7 @@ import Testing
         let activations = log.activations.filter { $0 == "com.app.weather" }.count
         let deactivations = log.deactivations.filter { $0 == "com.app.weather" }.count
         #expect(activations == deactivations + 1)
+        await kernel.shutdown()
     }
 }
 
@@ -183,6 +192,7 @@ import Testing
         #expect(
             error?.message == "com.app.weather is already installed (version 1.4.0). Uninstall it first to replace it.")
         #expect(error?.diagnostics.map(\.code) == [.duplicateIdentifier])
+        await kernel.shutdown()
     }
 
     @Test("a failed module can be replaced: uninstall it, install a fixed one, and its dependents come up")
@@ -198,11 +208,13 @@ import Testing
         #expect(await kernel.state(of: "com.app.database") == .active)
         #expect(await kernel.state(of: "com.app.store") == .active)
         #expect(await kernel.diagnostics.with(.activationFailed).isEmpty)
+        await kernel.shutdown()
     }
 
     @Test("a module whose deactivate hangs does not stop shutdown; it is reported", .timeLimit(.minutes(1)))
     func hangingDeactivation() async throws {
         let gate = Gate()
+        let clock = ManualClock()
         let log = EventLog()
         let kernel = makeKernel(
             [
@@ -211,9 +223,12 @@ import Testing
                 },
                 probe("com.app.base", log: log),
                 probe("com.app.top", requires: [.module("com.app.base")], log: log),
-            ], options: KernelOptions(deactivationTimeLimit: .milliseconds(300)))
+            ], options: KernelOptions(deactivationTimeLimit: .seconds(10), clock: clock))
         try await kernel.boot()
-        await kernel.shutdown()
+        let shutdown = Task { await kernel.shutdown() }
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: .seconds(10))
+        await shutdown.value
         #expect(log.deactivations == ["com.app.top", "com.app.base"])
         #expect(await kernel.states.values.allSatisfy { $0 == .deactivated })
         let warning = try #require(await kernel.diagnostics.with(.deactivationTimedOut).first)

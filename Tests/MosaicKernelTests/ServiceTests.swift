@@ -65,6 +65,7 @@ func serviceModule(
         #expect(report.count("active") == 3, "\(report.table)")
         #expect(seen.withLock { $0 } == "sunny at 42")
         #expect(log.activations == ["com.app.time", "com.app.weather", "com.app.dashboard"])
+        await kernel.shutdown()
     }
 
     @Test("every service problem is a diagnostic before any factory runs")
@@ -142,6 +143,7 @@ func serviceModule(
         #expect(await kernel.diagnostics.isEmpty)
         #expect(try await kernel.services.resolve((any Forecast).self).text == "sunny at 1")
         #expect(try await overridden.services.resolve((any Forecast).self).text == "sunny at 7")
+        await kernel.shutdown()
     }
 
     @Test("a module cannot resolve what it did not declare")
@@ -162,6 +164,7 @@ func serviceModule(
         let error = try #require(outcome.withLock { $0 })
         #expect(error.code == .notDeclared)
         #expect(error.message.contains("add `module.services.use(MosaicKernelTests.Clock.self)` to com.app.nosy's registration"))
+        await kernel.shutdown()
     }
 
     @Test("services leave with their module and come back with it")
@@ -186,6 +189,7 @@ func serviceModule(
         try await kernel.grant("weather")
         _ = try services.resolve((any Forecast).self)
         #expect(builds.count == 2, "a fresh instance after reactivation")
+        await kernel.shutdown()
     }
 
     @Test("a provider that cannot run blocks the modules that use its services")
@@ -200,6 +204,7 @@ func serviceModule(
         let report = try await kernel.boot()
         #expect(report["com.app.dashboard"]?.state.name == "blocked")
         #expect(report["com.app.dashboard"]?.state.reason?.contains("com.app.weather failed") == true)
+        await kernel.shutdown()
     }
 
     @Test("the host's standard must conform to what a module requires")
@@ -218,6 +223,7 @@ func serviceModule(
         #expect(Kernel.validate(catalog(module), host: testHost).with(.standardMismatch).count == 1)
         let kernel = Kernel(catalog: catalog(module), host: testHost, standard: HealthyStandard(), logger: quietLogger)
         #expect(try await kernel.boot().count("active") == 1)
+        await kernel.shutdown()
     }
 
     @Test("preview mode builds services with their preview factories")
@@ -266,5 +272,6 @@ func serviceModule(
         await kernel.resetAll()
         try touch()
         #expect((cachedBuilds.count, singletonBuilds.count) == (3, 2))
+        await kernel.shutdown()
     }
 }

@@ -54,6 +54,7 @@ func temporaryDirectory() throws -> String {
         #expect(
             await values.next() == Preferences(city: "Oslo", units: "imperial"), "an unchanged write is not reported")
         #expect(dashboard.state[.preferences].units == "imperial")
+        await kernel.shutdown()
     }
 
     @Test("a slice is observed on its own: changes elsewhere in the value are not reported")
@@ -65,6 +66,7 @@ func temporaryDirectory() throws -> String {
         try kernel.state.update(.preferences) { $0.units = "imperial" }
         try kernel.state.update(.preferences) { $0.city = "Lima" }
         #expect(await cities.next() == "Lima")
+        await kernel.shutdown()
     }
 
     @Test("a key may restrict its writers; others are refused with who may write")
@@ -78,6 +80,7 @@ func temporaryDirectory() throws -> String {
         let error = #expect(throws: StateError.self) { try contexts["com.app.sports"]?.state.set(.weatherOnly, to: 4) }
         #expect(error?.message == "com.app.sports may not write com.app.weather-only; only com.app.weather may.")
         #expect(kernel.state[.weatherOnly] == 3)
+        await kernel.shutdown()
     }
 
     @Test("writes are atomic per key: 10,000 concurrent increments all count")
@@ -91,6 +94,7 @@ func temporaryDirectory() throws -> String {
             }
         }
         #expect(state[.counter] == 10_000)
+        await kernel.shutdown()
     }
 
     @Test("a key kept in a file survives a restart of the kernel")
@@ -140,6 +144,7 @@ func temporaryDirectory() throws -> String {
         let kept = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("unreadable") }
         #expect(kept.count == 1)
         #expect(try String(contentsOfFile: directory + "/" + kept[0], encoding: .utf8) == "{\"city\": 42")
+        await kernel.shutdown()
     }
 
     @Test("a file-kept key without a state directory lives in memory, with a warning")
@@ -149,5 +154,6 @@ func temporaryDirectory() throws -> String {
         try kernel.state.update(.savedPreferences) { $0.city = "Oslo" }
         #expect(kernel.state[.savedPreferences].city == "Oslo")
         #expect(await kernel.diagnostics.map(\.code) == [.statePersistence])
+        await kernel.shutdown()
     }
 }

@@ -65,5 +65,6 @@ func stateWriter() throws -> URL {
         try kernel.state.set(.crashTest, to: "second")
         let second = try inode()
         #expect(first != nil && first != second)
+        await kernel.shutdown()
     }
 }

@@ -16,47 +16,51 @@ func ghostHarness(_ extra: [any Module.Type] = []) -> TestHarness {
 struct GhostAppTests {
     @Test("Ghost boots clean, with its tabs and widgets in priority order")
     func boots() async throws {
-        let app = try await ghostHarness().start()
-        await app.expectClean()
-        #expect(app.contributions(for: .tabs).map(\.id) == ["dashboard", "weather", "sports", "art", "settings"])
-        #expect(
-            app.contributions(for: .dashboardWidgets).map(\.module) == [
-                "com.ghost.weather", "com.ghost.sports", "com.ghost.art",
-            ])
-        let weather = try #require(try await app.contents(of: .dashboardWidgets).first)
-        #expect(weather.blocks.prefix(2) == [.heading("Chicago"), .facts([Fact("Now", "12°, Windy")])])
+        try await ghostHarness().run { app in
+            await app.expectClean()
+            #expect(app.contributions(for: .tabs).map(\.id) == ["dashboard", "weather", "sports", "art", "settings"])
+            #expect(
+                app.contributions(for: .dashboardWidgets).map(\.module) == [
+                    "com.ghost.weather", "com.ghost.sports", "com.ghost.art",
+                ])
+            let weather = try #require(try await app.contents(of: .dashboardWidgets).first)
+            #expect(weather.blocks.prefix(2) == [.heading("Chicago"), .facts([Fact("Now", "12°, Windy")])])
+        }
     }
 
     @Test("revoking sports removes its widget; the others keep their order")
     func revoke() async throws {
-        let app = try await ghostHarness().start()
-        try await app.revoke("sports")
-        #expect(app.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today", "art.daily"])
-        await app.expect("com.ghost.dashboard", .active)  // sports is optional to it
+        try await ghostHarness().run { app in
+            try await app.revoke("sports")
+            #expect(app.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today", "art.daily"])
+            await app.expect("com.ghost.dashboard", .active)  // sports is optional to it
+        }
     }
 
     @Test("a team link sets the favourite team; Analytics counts what was opened", .timeLimit(.minutes(1)))
     func teamLinkAndAnalytics() async throws {
-        let app = try await ghostHarness().start()
-        #expect(
-            await app.open(TeamRoute(name: "celtics").link(scheme: "ghost"))
-                == .handled(tab: "sports", module: "com.ghost.sports"))
-        #expect(app.state[.favouriteTeam] == "Celtics")
-        let scores = try #require(try await app.contents(of: .dashboardWidgets).dropFirst().first)
-        #expect(scores.blocks.first == .heading("Celtics"))
-        for await usage in app.state.values(of: .usage) where usage == ["sports": 1] { break }
-        let panel = try #require(try await app.contents(of: .settings).first { $0.description.contains("sports") })
-        #expect(panel == Panel(.facts([Fact("sports", "1")])))
+        try await ghostHarness().run { app in
+            #expect(
+                await app.open(TeamRoute(name: "celtics").link(scheme: "ghost"))
+                    == .handled(tab: "sports", module: "com.ghost.sports"))
+            #expect(app.state[.favouriteTeam] == "Celtics")
+            let scores = try #require(try await app.contents(of: .dashboardWidgets).dropFirst().first)
+            #expect(scores.blocks.first == .heading("Celtics"))
+            for await usage in app.state.values(of: .usage) where usage == ["sports": 1] { break }
+            let panel = try #require(try await app.contents(of: .settings).first { $0.description.contains("sports") })
+            #expect(panel == Panel(.facts([Fact("sports", "1")])))
+        }
     }
 
     @Test("a link naming an unknown city is not handled, and lists the cities there are")
     func unknownCity() async throws {
-        let app = try await ghostHarness().start()
-        guard case .notHandled(let error) = await app.open("ghost://dashboard/weather/city?name=Atlantis") else {
-            Issue.record("a link to Atlantis was handled")
-            return
+        try await ghostHarness().run { app in
+            guard case .notHandled(let error) = await app.open("ghost://dashboard/weather/city?name=Atlantis") else {
+                Issue.record("a link to Atlantis was handled")
+                return
+            }
+            #expect(error.description.contains("There is no city named 'Atlantis'; try one of: Chicago, Lisbon"))
+            #expect(app.state[.favouriteCity] == "Chicago")
         }
-        #expect(error.description.contains("There is no city named 'Atlantis'; try one of: Chicago, Lisbon"))
-        #expect(app.state[.favouriteCity] == "Chicago")
     }
 }

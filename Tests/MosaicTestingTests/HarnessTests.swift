@@ -2,6 +2,7 @@ import GhostApp
 import Mosaic
 import MosaicKernel
 import MosaicTesting
+import Synchronization
 import Testing
 
 /// Weather data a test controls.
@@ -17,11 +18,12 @@ struct StubWeather: WeatherData {
 struct HarnessTests {
     @Test("a required module the test does not load is stood in for, and the module starts")
     func standIns() async throws {
-        let app = try await TestHarness(WeatherModule.self).start()
-        #expect(app.standIns == ["com.ghost.location"])
-        await app.expect("com.ghost.weather", .active)
-        #expect(await app.state(of: "com.ghost.location") == .active)
-        await app.expectClean()  // persisted state has a scratch directory of its own
+        try await TestHarness(WeatherModule.self).run { app in
+            #expect(app.standIns == ["com.ghost.location"])
+            await app.expect("com.ghost.weather", .active)
+            #expect(await app.state(of: "com.ghost.location") == .active)
+            await app.expectClean()  // persisted state has a scratch directory of its own
+        }
     }
 
     @Test("a used service nobody provides stops the start, naming the service and the fix")
@@ -33,8 +35,9 @@ struct HarnessTests {
 
         var harness = TestHarness(DashboardModule.self)
         harness.override((any WeatherData).self) { StubWeather(reports: ["Chicago": 12]) }
-        let app = try await harness.start()
-        await app.expect("com.ghost.dashboard", .active)
+        try await harness.run { app in
+            await app.expect("com.ghost.dashboard", .active)
+        }
     }
 
     @Test("a stand-in for a near miss of a loaded module's id is refused as a likely typo, naming both")
@@ -64,70 +67,96 @@ struct HarnessTests {
     func entitlements() async throws {
         var harness = TestHarness(WeatherModule.self)
         harness.revoke("weather")
-        let app = try await harness.start()
-        await app.expect("com.ghost.weather", .blocked(by: .entitlement("weather")))
-        #expect(app.contributions(for: .dashboardWidgets).isEmpty)
+        try await harness.run { app in
+            await app.expect("com.ghost.weather", .blocked(by: .entitlement("weather")))
+            #expect(app.contributions(for: .dashboardWidgets).isEmpty)
 
-        try await app.grant("weather")
-        await app.expect("com.ghost.weather", .active)
-        #expect(app.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today"])
+            try await app.grant("weather")
+            await app.expect("com.ghost.weather", .active)
+            #expect(app.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today"])
 
-        try await app.revoke("weather")
-        #expect(app.contributions(for: .dashboardWidgets).isEmpty)
+            try await app.revoke("weather")
+            #expect(app.contributions(for: .dashboardWidgets).isEmpty)
+        }
+    }
+
+    @Test("run shuts the app down when its body returns and when it throws")
+    func scopedRun() async throws {
+        struct Oops: Error {}
+        let kept = Mutex<TestApp?>(nil)
+        await #expect(throws: Oops.self) {
+            try await TestHarness(WeatherModule.self).run { app in
+                kept.withLock { $0 = app }
+                await app.expect("com.ghost.weather", .active)
+                throw Oops()
+            }
+        }
+        let app = try #require(kept.withLock { $0 })
+        #expect(await app.state(of: "com.ghost.weather") == .deactivated)
+        let state = try await TestHarness(WeatherModule.self).run { app in await app.state(of: "com.ghost.weather") }
+        #expect(state == .active)
     }
 
     @Test("an activation made to throw fails the module with the error, and blocks what requires it")
     func activationThrows() async throws {
         var harness = TestHarness(WeatherModule.self, DashboardModule.self)
         harness.failActivation(of: "com.ghost.weather", with: InjectedFault("disk full"))
-        let app = try await harness.start()
-        await app.expect("com.ghost.weather", .failed(reason: "disk full"))
-        await app.expect("com.ghost.dashboard", .blocked(by: .module("com.ghost.weather")))
-        await app.expectDiagnostic(.activationFailed, about: "com.ghost.weather")
+        try await harness.run { app in
+            await app.expect("com.ghost.weather", .failed(reason: "disk full"))
+            await app.expect("com.ghost.dashboard", .blocked(by: .module("com.ghost.weather")))
+            await app.expectDiagnostic(.activationFailed, about: "com.ghost.weather")
+        }
     }
 
     @Test("an activation made to hang is failed after the time limit; the others still start")
     func activationHangs() async throws {
         var harness = TestHarness(WeatherModule.self, ArtModule.self)
-        harness.options.activationTimeLimit = .milliseconds(100)
+        let clock = ManualClock()
+        harness.options.clock = clock
         harness.hangActivation(of: "com.ghost.art")
-        let app = try await harness.start()
+        let start = Task { [harness] in try await harness.start() }
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: harness.options.activationTimeLimit)
+        let app = try await start.value
         await app.expect("com.ghost.art", .failed(reason: "did not finish"))
         await app.expect("com.ghost.weather", .active)
+        await app.shutdown()
     }
 
     @Test("a service made to throw reaches the code that uses it: the link is not handled, and says why")
     func serviceThrows() async throws {
         var harness = TestHarness(WeatherModule.self)
         harness.failService((any WeatherData).self, with: InjectedFault("weather service down"))
-        let app = try await harness.start()
-        let result = await app.open(CityRoute(name: "Oslo").link(scheme: "ghost"))
-        guard case .notHandled(let error) = result else {
-            Issue.record("expected the link not to be handled, got \(result)")
-            return
+        try await harness.run { app in
+            let result = await app.open(CityRoute(name: "Oslo").link(scheme: "ghost"))
+            guard case .notHandled(let error) = result else {
+                Issue.record("expected the link not to be handled, got \(result)")
+                return
+            }
+            #expect(error.description.contains("weather service down"))
+            await #expect(throws: (any Error).self) { try await app.contents(of: .dashboardWidgets) }
         }
-        #expect(error.description.contains("weather service down"))
-        await #expect(throws: (any Error).self) { try await app.contents(of: .dashboardWidgets) }
     }
 
     @Test("expectations that fail read well: the state, what was expected, and the report")
     func failureMessages() async throws {
-        let app = try await TestHarness(ArtModule.self).start()
-        await withKnownIssue {
-            await app.expect("com.ghost.art", .failed)
-        } matching: { issue in
-            let text = String(describing: issue)
-            return text.contains("com.ghost.art is active, expected failed") && text.contains("MODULE")
-        }
-        await withKnownIssue {
-            await app.expect("com.ghost.nothing", .active)
-        } matching: {
-            String(describing: $0).contains("com.ghost.nothing is not in this test (it has com.ghost.art)")
-        }
-        await withKnownIssue {
-            await app.expectDiagnostic(.activationFailed)
-        } matching: {
-            String(describing: $0).contains("No activation.failed diagnostic")
+        try await TestHarness(ArtModule.self).run { app in
+            await withKnownIssue {
+                await app.expect("com.ghost.art", .failed)
+            } matching: { issue in
+                let text = String(describing: issue)
+                return text.contains("com.ghost.art is active, expected failed") && text.contains("MODULE")
+            }
+            await withKnownIssue {
+                await app.expect("com.ghost.nothing", .active)
+            } matching: {
+                String(describing: $0).contains("com.ghost.nothing is not in this test (it has com.ghost.art)")
+            }
+            await withKnownIssue {
+                await app.expectDiagnostic(.activationFailed)
+            } matching: {
+                String(describing: $0).contains("No activation.failed diagnostic")
+            }
         }
     }
 
@@ -135,28 +164,29 @@ struct HarnessTests {
     func drive() async throws {
         var harness = TestHarness(WeatherModule.self, AnalyticsModule.self)
         harness.override((any WeatherData).self) { StubWeather(reports: ["Oslo": -3, "Chicago": 12]) }
-        let app = try await harness.start()
-        let launch = try await app.run(.launch)
-        #expect(launch.failures.isEmpty)
-        let event = try await app.send(HostEvent(.enteredBackground))
-        #expect(event.failures.isEmpty)
+        try await harness.run { app in
+            let launch = try await app.run(.launch)
+            #expect(launch.failures.isEmpty)
+            let event = try await app.send(HostEvent(.enteredBackground))
+            #expect(event.failures.isEmpty)
 
-        var cities = app.state.values(of: .favouriteCity).makeAsyncIterator()
-        #expect(await cities.next() == "Chicago")
-        var opened = app.events.subscribe(to: FeatureOpened.self).makeAsyncIterator()
+            var cities = app.state.values(of: .favouriteCity).makeAsyncIterator()
+            #expect(await cities.next() == "Chicago")
+            var opened = app.events.subscribe(to: FeatureOpened.self).makeAsyncIterator()
 
-        #expect(
-            await app.open("ghost://dashboard/weather/city?name=Oslo")
-                == .handled(tab: "dashboard", module: "com.ghost.weather"))
-        #expect(app.navigations == ["dashboard"])
-        #expect(await cities.next() == "Oslo")
-        let envelope = try #require(await opened.next())
-        #expect(envelope.sender == "com.ghost.weather")
-        #expect(envelope.event == FeatureOpened(feature: "weather"))
+            #expect(
+                await app.open("ghost://dashboard/weather/city?name=Oslo")
+                    == .handled(tab: "dashboard", module: "com.ghost.weather"))
+            #expect(app.navigations == ["dashboard"])
+            #expect(await cities.next() == "Oslo")
+            let envelope = try #require(await opened.next())
+            #expect(envelope.sender == "com.ghost.weather")
+            #expect(envelope.event == FeatureOpened(feature: "weather"))
 
-        try app.state.set(.favouriteCity, to: "Chicago")
-        let widget = try #require(try await app.contents(of: .dashboardWidgets).first)
-        #expect(widget.blocks.first == .heading("Chicago"))
+            try app.state.set(.favouriteCity, to: "Chicago")
+            let widget = try #require(try await app.contents(of: .dashboardWidgets).first)
+            #expect(widget.blocks.first == .heading("Chicago"))
+        }
     }
 
     @Test("harnesses in parallel keep their own overrides, state and events", arguments: [50])

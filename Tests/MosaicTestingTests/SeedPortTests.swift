@@ -11,28 +11,31 @@ struct SeedPortTests {
     // Ghost (seed 003), "Testing Deeplink Handlers": WeatherDeeplinkHandlerTests, 2 tests in 35 lines.
     @Test("a city link is handled and saves the city")
     func cityLinkSavesCity() async throws {
-        let app = try await TestHarness(WeatherModule.self).start()
-        #expect(
-            await app.open("ghost://dashboard/weather/city?name=Oslo")
-                == .handled(tab: "dashboard", module: "com.ghost.weather"))
-        #expect(app.state[.favouriteCity] == "Oslo")
+        try await TestHarness(WeatherModule.self).run { app in
+            #expect(
+                await app.open("ghost://dashboard/weather/city?name=Oslo")
+                    == .handled(tab: "dashboard", module: "com.ghost.weather"))
+            #expect(app.state[.favouriteCity] == "Oslo")
+        }
     }
 
     @Test("a link to an unknown action is not handled")
     func unknownActionIsNotHandled() async throws {
-        let app = try await TestHarness(WeatherModule.self).start()
-        guard case .notHandled(let error) = await app.open("ghost://dashboard/weather/unknown") else {
-            Issue.record("ghost://dashboard/weather/unknown was handled")
-            return
+        try await TestHarness(WeatherModule.self).run { app in
+            guard case .notHandled(let error) = await app.open("ghost://dashboard/weather/unknown") else {
+                Issue.record("ghost://dashboard/weather/unknown was handled")
+                return
+            }
+            #expect(error.code == .noHandler)
         }
-        #expect(error.code == .noHandler)
     }
 
     // Ghost, "Testing UIProviders": WeatherUIProviderTests with a hand-written MockUIRegistry, 30 lines.
     @Test("Weather contributes its widget to the dashboard")
     func weatherWidget() async throws {
-        let app = try await TestHarness(WeatherModule.self).start()
-        #expect(app.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today"])
+        try await TestHarness(WeatherModule.self).run { app in
+            #expect(app.contributions(for: .dashboardWidgets).map(\.id) == ["weather.today"])
+        }
     }
 
     // Ghost, "Test Harness for Full Module Testing": load one module, override its network, resolve, run a
@@ -41,12 +44,13 @@ struct SeedPortTests {
     func harnessExample() async throws {
         var harness = TestHarness(WeatherModule.self)
         harness.override((any WeatherData).self) { StubWeather(reports: ["NYC": 10]) }
-        let app = try await harness.start()
-        #expect(try await app.resolve((any WeatherData).self).cities == ["NYC"])
-        try await app.run(.launch)
-        #expect(
-            await app.open("ghost://dashboard/weather/city?name=NYC")
-                == .handled(tab: "dashboard", module: "com.ghost.weather"))
+        try await harness.run { app in
+            #expect(try await app.resolve((any WeatherData).self).cities == ["NYC"])
+            try await app.run(.launch)
+            #expect(
+                await app.open("ghost://dashboard/weather/city?name=NYC")
+                    == .handled(tab: "dashboard", module: "com.ghost.weather"))
+        }
     }
 
     // Ghost, "Integration Testing with Test Container": real services together, only the network mocked; 40
@@ -55,10 +59,11 @@ struct SeedPortTests {
     func integration() async throws {
         var harness = TestHarness(LocationModule.self, WeatherModule.self, DashboardModule.self)
         harness.override((any WeatherData).self) { StubWeather(reports: ["Chicago": 12, "Lisbon": 21]) }
-        let app = try await harness.start()
-        _ = await app.open(CityRoute(name: "Lisbon").link(scheme: "ghost"))
-        let greeting = try #require(try await app.contents(of: .dashboard).first)
-        #expect(greeting.description.contains("Showing Lisbon"))
+        try await harness.run { app in
+            _ = await app.open(CityRoute(name: "Lisbon").link(scheme: "ghost"))
+            let greeting = try #require(try await app.contents(of: .dashboard).first)
+            #expect(greeting.description.contains("Showing Lisbon"))
+        }
     }
 
     // Forge (seed 004), withOverrides: a view model's dependency replaced for one test, restored after.
@@ -66,28 +71,30 @@ struct SeedPortTests {
     func forgeWithOverrides() async throws {
         var harness = TestHarness(WeatherModule.self)
         harness.load(ProbeModule.self)
-        let app = try await harness.start()
-        let services = try #require(await app.kernel.services(for: ProbeModule.manifest.id))
-        let model = await services.inject { CityModel() }
-        let stubbed = try await withOverrides {
-            $0.override((any WeatherData).self) { StubWeather(reports: ["Stub": 1]) }
-        } operation: {
-            try model.cities()
+        try await harness.run { app in
+            let services = try #require(await app.kernel.services(for: ProbeModule.manifest.id))
+            let model = await services.inject { CityModel() }
+            let stubbed = try await withOverrides {
+                $0.override((any WeatherData).self) { StubWeather(reports: ["Stub": 1]) }
+            } operation: {
+                try model.cities()
+            }
+            #expect(stubbed == ["Stub"])
+            #expect(try model.cities().contains("Chicago"))
         }
-        #expect(stubbed == ["Stub"])
-        #expect(try model.cities().contains("Chicago"))
     }
 
     // Forge, unimplemented: a dependency the app must wire fails loudly, naming it, until a test provides it.
     @Test("an unimplemented placeholder names the service until the test overrides it")
     func forgeUnimplemented() async throws {
-        let app = try await TestHarness(PlaceholderModule.self).start()
-        let error = await #expect(throws: ServiceError.self) { try await app.resolve((any Analytics).self) }
-        #expect(error?.description.contains("analytics is not wired") == true)
-
+        try await TestHarness(PlaceholderModule.self).run { app in
+            let error = await #expect(throws: ServiceError.self) { try await app.resolve((any Analytics).self) }
+            #expect(error?.description.contains("analytics is not wired") == true)
+        }
         var harness = TestHarness(PlaceholderModule.self)
         harness.override((any Analytics).self) { CountingAnalytics() }
-        #expect(try await harness.start().resolve((any Analytics).self) is CountingAnalytics)
+        let overridden = try await harness.run { app in try await app.resolve((any Analytics).self) }
+        #expect(overridden is CountingAnalytics)
     }
 
     // Spezi (seed 002), @Provide / @Collect: one module provides a greeting, another collects every greeting.
@@ -95,9 +102,10 @@ struct SeedPortTests {
     func speziProvideCollect() async throws {
         var harness = TestHarness(GreetingModule.self, CollectorModule.self)
         harness.extensionPoints = [ExtensionPoint<String>.greetings.erased]
-        let app = try await harness.start()
-        try await app.run(.launch)
-        #expect(app.state[.collectedGreetings] == ["Hello World"])
+        try await harness.run { app in
+            try await app.run(.launch)
+            #expect(app.state[.collectedGreetings] == ["Hello World"])
+        }
     }
 }
 

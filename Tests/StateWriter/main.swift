@@ -1,10 +1,14 @@
-// A child process for the crash tests: writes a large state key over and over in the state directory named by its
+// A child process for the crash tests (`state-writer failing-services` runs the failure-isolation check instead): writes a large state key over and over in the state directory named by its
 // first argument (in a file or the database, as the second says), printing each round's number just before its write, until it is killed.
 import Foundation
 import Logging
 import Mosaic
 import MosaicKernel
 
+if CommandLine.arguments.dropFirst().first == "failing-services" {
+    await runFailingServices()
+    exit(0)
+}
 guard CommandLine.arguments.count == 3,
     let persistence = ["file": StatePersistence.jsonFile, "database": .database][CommandLine.arguments[2]]
 else {

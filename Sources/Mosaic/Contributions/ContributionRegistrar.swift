@@ -31,7 +31,7 @@ extension ModuleRegistrar {
                     Contribution<Content>(
                         id: id, module: module, priority: priority, metadata: metadata, entitlement: entitlement
                     ) {
-                        try await context.services.inject {
+                        try await context.call {
                             try await content(repeat try Self.argument((each Dependency).self, context))
                         }
                     }

@@ -20,6 +20,8 @@ public struct ActivationContext: Sendable {
     public let events: Events
     /// Shared state, writing as this module.
     public let state: SharedState
+    /// What the kernel granted the module, taken back when it deactivates; `nil` outside a kernel.
+    package var ledger: ModuleLedger?
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     public init(
@@ -43,4 +45,58 @@ public struct ActivationContext: Sendable {
     public func standard<S>(as type: S.Type) -> S? {
         standard as? S
     }
+
+    /// Starts `operation` as work that lives exactly as long as the module is active.
+    ///
+    /// ```swift
+    /// context.task {
+    ///     for await envelope in context.events.subscribe(to: FeatureOpened.self) { … }
+    /// }
+    /// ```
+    /// When the module deactivates (or fails, or is uninstalled), the kernel cancels the work and waits for it to
+    /// end before the module's `deactivate()` runs, so nothing it does outlives the module. The work runs with the
+    /// module's services (for `@Injected`); an error it throws is logged with the module's logger. Started while the
+    /// module is already on its way out, it does not start (and a warning says so).
+    public func task(_ operation: @escaping @Sendable () async throws -> Void) {
+        let services = services
+        let logger = logger
+        let id = id
+        let work: @Sendable () async -> Void = {
+            do {
+                try await services.call(operation)
+            } catch is CancellationError {
+            } catch {
+                logger.error("a task of \(id) threw", metadata: ["error": "\(error)"])
+            }
+        }
+        guard let ledger else {
+            Task { await work() }
+            return
+        }
+        if !ledger.task(work) {
+            logger.warning("\(id) started a task while deactivating; it was not started")
+        }
+    }
+
+    /// Runs module code the host asked for (a link handler, a content build) as a call of the module: refused
+    /// once the module is on its way out, and awaited before its `deactivate()` runs.
+    package func call<R>(_ operation: () async throws -> R) async throws -> R {
+        guard let ledger else { return try await services.call(operation) }
+        guard ledger.beginCall() else {
+            throw ModuleUnavailableError(
+                module: id,
+                message: "\(id) is deactivating, so it takes no more calls; try again once it is active again.")
+        }
+        defer { ledger.endCall() }
+        return try await services.call(operation)
+    }
+}
+
+/// Why a module's code was not run: the module is no longer active.
+public struct ModuleUnavailableError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The module.
+    public let module: ModuleID
+    /// What happened and what to do.
+    public let message: String
+    public var description: String { message }
 }

@@ -1,5 +1,11 @@
 public import Synchronization
 
+#if canImport(Glibc)
+    internal import Glibc
+#elseif canImport(Darwin)
+    internal import Darwin
+#endif
+
 /// Where one registered service lives at run time: its factory, its scope, whether its module is active, and its
 /// instance once built. The kernel makes one per registration; ``Services`` reads them without a lock.
 // SAFETY: every stored property here is immutable or atomic (`@unchecked` only because the class is open to its
@@ -12,6 +18,9 @@ package class AnyServiceBox: @unchecked Sendable {
     @usableFromInline let active = Atomic<Bool>(false)
     /// The address of the built instance's holder, or 0; see ``ServiceBox`` for why reading it is safe.
     @usableFromInline let published = Atomic<UInt>(0)
+    /// How many readers may be between loading ``published`` and taking their own reference to the value; a
+    /// release waits until there are none before it frees the holder.
+    @usableFromInline let readers = Atomic<Int>(0)
 
     init(key: ServiceKey, scope: ServiceScope, provider: ModuleID) {
         self.key = key
@@ -20,23 +29,35 @@ package class AnyServiceBox: @unchecked Sendable {
     }
 
     /// Makes the service resolvable (its module is active).
-    package func activate() { active.store(true, ordering: .releasing) }
+    package func activate() { active.store(true, ordering: .sequentiallyConsistent) }
 
-    /// Makes resolving fail with ``ServiceError/Code-swift.struct/providerInactive`` and drops the instance.
+    /// Makes resolving fail with ``ServiceError/Code-swift.struct/providerInactive`` and releases the instance.
     package func deactivate() {
-        active.store(false, ordering: .releasing)
+        active.store(false, ordering: .sequentiallyConsistent)
         reset(cachedOnly: false)
     }
 
-    /// Drops the built instance (only of `.cached` services when `cachedOnly`), so the next use builds anew.
+    /// Releases the built instance (only of `.cached` services when `cachedOnly`), so the next use builds anew.
     package func reset(cachedOnly: Bool) {}
 
-    /// The address of the built instance's holder when the service is active and built, else 0. Lives in the
-    /// non-generic base so that the hot path reads it at a fixed offset.
+    /// Builds the service now, so that a factory that throws fails its module at activation rather than a reader
+    /// later: singletons and cached services are kept, a transient instance is built once and dropped.
+    package func prebuild(_ table: ServiceTable) throws(ServiceError) {}
+
+    /// Runs `body` with the built instance's address when the service is active and built (else 0), counted as a
+    /// reader so that no release frees the holder meanwhile. Lives in the non-generic base so that the hot path
+    /// reads it at a fixed offset.
     @inlinable
-    package final func builtAddress() -> UInt {
-        let address = published.load(ordering: .acquiring)
-        return address != 0 && active.load(ordering: .relaxed) ? address : 0
+    package final func withBuiltAddress<R>(_ body: (UInt) -> R) -> R {
+        readers.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        defer { readers.wrappingSubtract(1, ordering: .releasing) }
+        let address = published.load(ordering: .sequentiallyConsistent)
+        return body(address != 0 && active.load(ordering: .relaxed) ? address : 0)
+    }
+
+    /// Waits until no reader can still hold an address loaded before ``published`` was cleared.
+    func waitForReaders() {
+        while readers.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
     }
 
     @usableFromInline
@@ -50,13 +71,16 @@ package class AnyServiceBox: @unchecked Sendable {
 
 /// The box of a service of type `T`.
 //
-// Holders are immutable and `holders` keeps every one alive until the box is deinitialized; `published` and
-// `holders` change only inside `holders`' lock, and a holder is fully built before its address is stored with
-// release ordering, which readers load with acquire ordering. `factory` is an immutable `@Sendable` closure.
+// `holder` keeps the built instance; `published` (its address) changes only inside `holder`'s lock, and a holder
+// is fully built before its address is stored, which readers load with sequentially consistent ordering after
+// counting themselves in `readers`. A release clears `published` first (also sequentially consistent), then waits
+// for `readers` to reach zero before it drops the holder: a reader either counted itself before the clear, and
+// the release waits for it, or it loads the cleared address and takes the slow path. `factory` is an immutable
+// `@Sendable` closure.
 // SAFETY: hence a reader that loads a non-zero `published` always dereferences a live, fully built, immutable holder.
 @usableFromInline
 package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable {
-    private let holders = Mutex<[Holder<T>]>([])
+    private let holder = Mutex<Holder<T>?>(nil)
     private let factory: @Sendable (ServiceTable) throws -> T
 
     package init(
@@ -72,20 +96,19 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     package func get(from table: ServiceTable) throws(ServiceError) -> T {
         guard active.load(ordering: .acquiring) else { throw inactive() }
         if case .transient = scope { return try build(table) }
-        let address = published.load(ordering: .acquiring)
-        if address != 0 { return Self.value(at: address) }
+        if let value = withBuiltAddress({ $0 == 0 ? nil : Self.value(at: $0) }) { return value }
         return try publish(table)
     }
 
-    /// The value of the holder at `address`, read without retaining the holder.
+    /// The value of the holder at `address`, read without retaining the holder; only while counted as a reader.
     @inlinable
     package static func value(at address: UInt) -> T {
-        // The address came from `Unmanaged.passUnretained(holder).toOpaque()` of a holder the box keeps alive.
         Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
             ._withUnsafeGuaranteedRef { $0.value }
     }
 
-    /// Runs `body` with the value of the holder at `address`, retaining neither the holder nor the value.
+    /// Runs `body` with the value of the holder at `address`, retaining neither the holder nor the value; only
+    /// while counted as a reader.
     @inlinable
     package static func withValue<R>(at address: UInt, _ body: (T) -> R) -> R {
         Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
@@ -97,13 +120,15 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     @usableFromInline
     func publish(_ table: ServiceTable) throws(ServiceError) -> T {
         if ServiceOverrides.areActive, ServiceOverrides.current != nil { return try build(table) }
-        return try holders.withLock { holders throws(ServiceError) -> T in
-            let address = published.load(ordering: .acquiring)
-            if address != 0 { return Self.value(at: address) }
-            let holder = Holder(try build(table))
-            holders.append(holder)
-            published.store(UInt(bitPattern: Unmanaged.passUnretained(holder).toOpaque()), ordering: .releasing)
-            return holder.value
+        return try holder.withLock { holder throws(ServiceError) -> T in
+            if let holder { return holder.value }
+            // Checked again under the lock: a deactivation that cleared the holder must not see a new one appear.
+            guard active.load(ordering: .sequentiallyConsistent) else { throw inactive() }
+            let built = Holder(try build(table))
+            holder = built
+            published.store(
+                UInt(bitPattern: Unmanaged.passUnretained(built).toOpaque()), ordering: .sequentiallyConsistent)
+            return built.value
         }
     }
 
@@ -120,10 +145,24 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
         }
     }
 
+    package override func prebuild(_ table: ServiceTable) throws(ServiceError) {
+        if case .transient = scope {
+            _ = try build(table)
+        } else {
+            _ = try get(from: table)
+        }
+    }
+
     package override func reset(cachedOnly: Bool) {
         guard scope == .cached || (!cachedOnly && scope == .singleton) else { return }
-        // The old holder stays in `holders`: a reader that loaded its address a moment ago may still use it.
-        holders.withLock { _ in published.store(0, ordering: .releasing) }
+        let dropped = holder.withLock { holder -> Holder<T>? in
+            published.store(0, ordering: .sequentiallyConsistent)
+            defer { holder = nil }
+            return holder
+        }
+        guard let dropped else { return }
+        // A reader that loaded the old address a moment ago may still be reading it: free it only after.
+        withExtendedLifetime(dropped) { waitForReaders() }
     }
 }
 

@@ -53,8 +53,10 @@ package final class ServiceTable: Sendable {
     @inlinable
     package func resolve<T: Sendable>(_ box: Unmanaged<AnyServiceBox>, as type: T.Type) throws(ServiceError) -> T {
         // The common case, a built instance, reads the box without retaining it; anything else takes the long way.
-        let address = box._withUnsafeGuaranteedRef { $0.builtAddress() }
-        if address != 0 { return ServiceBox<T>.value(at: address) }
+        let built = box._withUnsafeGuaranteedRef { box in
+            box.withBuiltAddress { $0 == 0 ? nil : ServiceBox<T>.value(at: $0) }
+        }
+        if let built { return built }
         return try unsafeDowncast(box.takeUnretainedValue(), to: ServiceBox<T>.self).get(from: self)
     }
 

@@ -33,8 +33,10 @@ public struct Services: Sendable {
     public func withService<T: Sendable, R>(_ type: T.Type, _ body: (T) -> R) throws(ServiceError) -> R {
         if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return body(value) }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
-        let address = box._withUnsafeGuaranteedRef { $0.builtAddress() }
-        if address != 0 { return ServiceBox<T>.withValue(at: address, body) }
+        let lent: R? = box._withUnsafeGuaranteedRef { box in
+            box.withBuiltAddress { $0 == 0 ? nil : ServiceBox<T>.withValue(at: $0, body) }
+        }
+        if let lent { return lent }
         return body(try all.resolve(box, as: type))
     }
 

@@ -42,8 +42,8 @@ public struct AnalyticsModule: Module {
 
     public func activate(_ context: ActivationContext) async throws {
         let opened = context.events.subscribe(to: FeatureOpened.self)
-        // The subscription ends when this module deactivates, and the task with it.
-        Task {
+        // Lives exactly as long as this module is active: cancelled and awaited before it deactivates.
+        context.task {
             for await envelope in opened {
                 try? context.state.update(.usage) { $0[envelope.event.feature, default: 0] += 1 }
             }

@@ -1,8 +1,9 @@
 internal import Mosaic
 internal import Synchronization
 
-/// Routes links to the handlers of active modules. A link whose handler belongs to a module that is not active yet
-/// waits, up to a limit in number and time, and is delivered when the module activates.
+/// Routes links to the handlers of active modules. A link whose handler belongs to a module on its way up waits,
+/// up to a limit in number and time, and is delivered when the module activates; a link whose module is blocked,
+/// failed or deactivated (it cannot come up by waiting) is answered at once with the reason.
 ///
 /// Finding a handler is two dictionary lookups under a lock; the navigator and the handler run in the caller's
 /// task, outside the lock.
@@ -20,7 +21,7 @@ final class DeeplinkRouter: Sendable {
 
     private struct Waiting {
         let key: RouteKey
-        let continuation: CheckedContinuation<Route?, Never>
+        let continuation: CheckedContinuation<Result<Route, DeeplinkError>?, Never>
         /// Ends the wait at its time limit; cancelled when the link is delivered first.
         var timer: Task<Void, Never>?
     }
@@ -29,6 +30,8 @@ final class DeeplinkRouter: Sendable {
         var routes: [RouteKey: Route] = [:]
         /// Which module handles each route, active or not: a link for a module that is not active waits for it.
         var owners: [RouteKey: ModuleID] = [:]
+        /// Why each module that cannot come up by waiting is down.
+        var unavailable: [ModuleID: String] = [:]
         var granted: Set<Entitlement> = []
         var waiting: [Int: Waiting] = [:]
         var nextWaiting = 0
@@ -39,16 +42,41 @@ final class DeeplinkRouter: Sendable {
     private let navigator: @Sendable (String) async -> Void
     private let pendingLimit: Int
     private let pendingTimeLimit: Duration
+    private let clock: KernelClock
 
-    init(navigator: @escaping @Sendable (String) async -> Void, pendingLimit: Int, pendingTimeLimit: Duration) {
+    init(
+        navigator: @escaping @Sendable (String) async -> Void, pendingLimit: Int, pendingTimeLimit: Duration,
+        clock: KernelClock
+    ) {
         self.navigator = navigator
         self.pendingLimit = pendingLimit
         self.pendingTimeLimit = pendingTimeLimit
+        self.clock = clock
     }
 
     /// Records who handles what in the graph (validated: one module per route).
     func setOwners(_ owners: [RouteKey: ModuleID]) {
         state.withLock { $0.owners = owners }
+    }
+
+    /// Records why `module` cannot come up by waiting (`nil`: it is active or on its way up), and answers the
+    /// links waiting for it at once.
+    func setUnavailable(_ module: ModuleID, reason: String?) {
+        let answered = state.withLock { state -> [(Waiting, DeeplinkError)] in
+            state.unavailable[module] = reason
+            guard reason != nil else { return [] }
+            var answered: [(Waiting, DeeplinkError)] = []
+            for (token, waiting) in state.waiting {
+                guard case .refuse(let error) = Self.find(waiting.key, in: state) else { continue }
+                state.waiting[token] = nil
+                answered.append((waiting, error))
+            }
+            return answered
+        }
+        for (waiting, error) in answered {
+            waiting.timer?.cancel()
+            waiting.continuation.resume(returning: .failure(error))
+        }
     }
 
     func setGranted(_ granted: Set<Entitlement>) {
@@ -66,7 +94,7 @@ final class DeeplinkRouter: Sendable {
         }
         for (waiting, route) in released {
             waiting.timer?.cancel()
-            waiting.continuation.resume(returning: route)
+            waiting.continuation.resume(returning: route.map { .success($0) })
         }
     }
 
@@ -96,9 +124,9 @@ final class DeeplinkRouter: Sendable {
         let key = RouteKey(feature: feature, action: link.action)
         let found: Result<Route, DeeplinkError>
         switch state.withLock({ Self.find(key, in: $0) }) {
-        case .success(let route): found = .success(route)
-        case .failure(let error) where error.code == .moduleInactive: found = await wait(for: key, link)
-        case .failure(let error): found = .failure(error)
+        case .route(let route): found = .success(route)
+        case .wait: found = await wait(for: key, link)
+        case .refuse(let error): found = .failure(error)
         }
         switch found {
         case .failure(let error):
@@ -126,13 +154,23 @@ final class DeeplinkRouter: Sendable {
         }
     }
 
-    /// The live route for `key`, or why there is none (`moduleInactive` when its module may still come).
-    private static func find(_ key: RouteKey, in state: State) -> Result<Route, DeeplinkError> {
-        if let route = lookup(key, in: state.routes) { return .success(route) }
+    /// What a lookup found.
+    private enum Lookup {
+        /// The live route.
+        case route(Route)
+        /// The route's module is on its way up: the link may wait for it.
+        case wait
+        /// Nothing will handle the link by waiting, for this reason.
+        case refuse(DeeplinkError)
+    }
+
+    /// The live route for `key`, or whether waiting may bring one.
+    private static func find(_ key: RouteKey, in state: State) -> Lookup {
+        if let route = lookup(key, in: state.routes) { return .route(route) }
         let owner = lookup(key, in: state.owners)
         guard let owner else {
             let features = Set(state.owners.keys.map(\.feature)).sorted()
-            return .failure(
+            return .refuse(
                 DeeplinkError(
                     .noHandler,
                     "No module handles \(key.feature)\(key.action.map { "/\($0)" } ?? "").",
@@ -140,9 +178,10 @@ final class DeeplinkRouter: Sendable {
                         ? "Add a module that handles it."
                         : "Link to a handled feature: \(features.joined(separator: ", "))."))
         }
-        return .failure(
+        guard let reason = state.unavailable[owner] else { return .wait }
+        return .refuse(
             DeeplinkError(
-                .moduleInactive, "\(owner), which handles \(key.feature), is not active.",
+                .moduleInactive, "\(owner), which handles \(key.feature), is not active: it is \(reason).",
                 fix: "Activate \(owner) (grant its entitlements, fix its dependencies), then open the link again."))
     }
 
@@ -166,8 +205,12 @@ final class DeeplinkRouter: Sendable {
                     fix: "Open it again once the app has started."))
         }
         let route = await withCheckedContinuation { continuation in
-            let ready: Route?? = state.withLock { state in
-                if let route = Self.lookup(key, in: state.routes) { return .some(route) }
+            let ready: Result<Route, DeeplinkError>?? = state.withLock { state in
+                switch Self.find(key, in: state) {
+                case .route(let route): return .some(.success(route))
+                case .refuse(let error): return .some(.failure(error))
+                case .wait: break
+                }
                 if state.finished { return .some(nil) }
                 // Registered before the timer starts, so an early expiry always finds the wait.
                 state.waiting[token] = Waiting(key: key, continuation: continuation)
@@ -177,8 +220,8 @@ final class DeeplinkRouter: Sendable {
                 continuation.resume(returning: ready)
                 return
             }
-            let timer = Task { [pendingTimeLimit] in
-                try? await Task.sleep(for: pendingTimeLimit)
+            let timer = Task { [pendingTimeLimit, clock] in
+                try? await clock.sleep(clock.now() + pendingTimeLimit)
                 if !Task.isCancelled { self.expire(token) }
             }
             state.withLock { $0.waiting[token]?.timer = timer }
@@ -192,11 +235,12 @@ final class DeeplinkRouter: Sendable {
                         + "\(pendingTimeLimit), so \(link) was not delivered.",
                     fix: "Check why it is not active in the boot report, then open the link again."))
         }
-        return .success(route)
+        return route
     }
 
     private func expire(_ token: Int) {
         let waiting = state.withLock { $0.waiting.removeValue(forKey: token) }
+        // `nil`: the time limit passed.
         waiting?.continuation.resume(returning: nil)
     }
 }

@@ -19,6 +19,8 @@ struct ServiceRuntime {
     private(set) var views: [Services] = []
     /// What the host may resolve: everything.
     private(set) var hostView: Services
+    /// Every box, for building a module's services before it activates.
+    private(set) var table: ServiceTable
 
     /// The runtime for `graph`, reusing the boxes of `previous` that still provide the same service.
     init(graph: ModuleGraph, previous: [BoxKey: AnyServiceBox] = [:], preview: Bool) {
@@ -37,6 +39,7 @@ struct ServiceRuntime {
             }
         }
         let all = ServiceTable(Array(boxes.values))
+        table = all
         hostView = Services(module: Self.hostID, visible: all, all: all)
         let hostOnly = ServiceTable(hostBoxes)
         views = graph.nodes.indices.map { index in

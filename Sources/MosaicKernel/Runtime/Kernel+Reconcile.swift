@@ -64,26 +64,59 @@ extension Kernel {
     }
 
     /// The job that activates the module at `index`, or `nil` when a required dependency is not active.
+    ///
+    /// The module's ledger opens here: everything granted from now on is recorded in it, so a failure or a later
+    /// deactivation takes it all back. Before `init` and `activate(_:)` run, the job builds the services the
+    /// module provides and resolves the module's own `@Injected` properties: a factory that throws fails this
+    /// module, with the service named, instead of a reader later.
     func startActivation(_ index: Int) -> ModuleJob? {
         guard case .authorized = records[index].lifecycle,
             graph.nodes[index].required.allSatisfy({ records[$0].isActive })
         else { return nil }
         let manifest = graph.nodes[index].manifest
-        for box in serviceRuntime.provided[index] { box.activate() }
-        eventHub.activate(manifest.id)
-        let context = ActivationContext(
-            id: manifest.id, version: manifest.version, host: host, logger: Logger(label: manifest.id.rawValue),
-            services: serviceRuntime.views[index], standard: standard, contributions: Contributions(contributionStore),
-            events: Events(bus: eventHub, module: manifest.id), state: SharedState(store: stateHub, module: manifest.id)
-        )
+        let id = manifest.id
+        let ledger = ModuleLedger(module: id)
+        records[index].ledger = ledger
+        let provided = serviceRuntime.provided[index]
+        for box in provided { box.activate() }
+        ledger.hold { for box in provided { box.deactivate() } }
+        eventHub.activate(id)
+        ledger.hold { [eventHub] in eventHub.deactivate(id) }
+        var context = ActivationContext(
+            id: id, version: manifest.version, host: host, logger: Logger(label: id.rawValue),
+            services: serviceRuntime.views[index], standard: standard,
+            contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
+            events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger), module: id),
+            state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id))
+        context.ledger = ledger
         records[index].context = context
         let make = graph.nodes[index].entry.factory.make
-        return {
-            try await context.services.inject {
-                let module = make()
-                try await module.activate(context)
-                return module
+        let table = serviceRuntime.table
+        return { [context] in
+            do {
+                return try await context.services.call {
+                    for box in provided { try Self.prebuild(box, table) }
+                    let module = make()
+                    for case let property as any InjectedProperty in Mirror(reflecting: module).children.map(\.value) {
+                        try property.prepare()
+                    }
+                    try await module.activate(context)
+                    return module
+                }
+            } catch {
+                await ledger.quiesce()
+                ledger.withdraw()
+                throw error
             }
+        }
+    }
+
+    /// Builds `box`'s service ahead of its first use; a placeholder (``unimplemented(_:_:)``) is left to fail
+    /// where it is resolved, which is what it is for.
+    private static func prebuild(_ box: AnyServiceBox, _ table: ServiceTable) throws(ServiceError) {
+        do {
+            try box.prebuild(table)
+        } catch  where error.code == .unimplemented {
         }
     }
 
@@ -93,15 +126,23 @@ extension Kernel {
         case .finished(let module):
             records[index].instance = module
             records[index].activationTime = outcome.duration
-            if let context = records[index].context {
+            if let context = records[index].context, let ledger = records[index].ledger {
                 contributionStore.add(id, graph.nodes[index].contributions.map { ($0, $0.bind(id, context)) })
+                ledger.hold(.entry) { [contributionStore] in contributionStore.remove(id) }
                 deeplinkRouter.activate(
                     id, graph.nodes[index].registrar.deeplinks.map { Self.route($0, of: id, context) })
+                ledger.hold(.entry) { [deeplinkRouter] in deeplinkRouter.deactivate(id) }
             }
             move(index) { lifecycle in
                 guard case .authorized(let authorized) = lifecycle else { return nil }
                 return .active(authorized.activate())
             }
+        case .threw(let error as ServiceError):
+            fail(
+                index, after: outcome.duration, code: .activationFailed,
+                reason: "a service it needs could not be built or resolved: \(error.message.prefix(500))",
+                fix: "Fix \(error.service)'s registration or factory"
+                    + (error.provider.map { " in \($0)" } ?? "") + "; \(id) starts once it resolves.")
         case .threw(let error):
             fail(
                 index, after: outcome.duration, code: .activationFailed,
@@ -111,7 +152,7 @@ extension Kernel {
             fail(
                 index, after: outcome.duration, code: .activationTimedOut,
                 reason: "activate(_:) did not finish within \(options.activationTimeLimit); it was cancelled.",
-                fix: "Make \(id)'s activate(_:) return promptly (start long work in a task), or raise "
+                fix: "Make \(id)'s activate(_:) return promptly (start long work with context.task), or raise "
                     + "KernelOptions.activationTimeLimit.")
         }
     }
@@ -120,8 +161,9 @@ extension Kernel {
         let id = graph.nodes[index].id
         failures[id] = reason
         records[index].activationTime = duration
-        for box in serviceRuntime.provided[index] { box.deactivate() }
-        eventHub.deactivate(id)
+        records[index].ledger?.withdraw()
+        records[index].ledger = nil
+        records[index].context = nil
         runtimeDiagnostics.append(
             Diagnostic(code, .error, modules: [id], message: "\(id) failed: \(reason)", fix: fix))
         logger.error("module failed to activate", metadata: ["module": "\(id)", "reason": "\(reason)"])
@@ -131,18 +173,26 @@ extension Kernel {
         }
     }
 
-    /// The job that deactivates the module at `index`; `nil` (after marking it deactivated) when there is no
-    /// instance to call.
+    /// The job that deactivates the module at `index`: its ledger first stops new work reaching it and waits for
+    /// the link handlers, content builds and tasks under way, then its `deactivate()` runs; `nil` (after marking it
+    /// deactivated) when there is no instance to call.
     func startDeactivation(_ index: Int) -> ModuleJob? {
-        contributionStore.remove(graph.nodes[index].id)
-        deeplinkRouter.deactivate(graph.nodes[index].id)
+        let ledger = records[index].ledger
         guard let module = records[index].instance else {
             finishDeactivation(index, Outcome(result: .finished(nil), duration: .zero))
             return nil
         }
         let services = serviceRuntime.views[index]
+        let logger = logger
+        let id = graph.nodes[index].id
         return {
-            await services.inject { await module.deactivate() }
+            await ledger?.quiesce()
+            do {
+                try await services.call { await module.deactivate() }
+            } catch {
+                logger.warning(
+                    "deactivate() met a failure", metadata: ["module": "\(id)", "error": "\(error)"])
+            }
             return nil
         }
     }
@@ -158,8 +208,11 @@ extension Kernel {
                     fix: "Make \(id)'s deactivate() return promptly, or raise KernelOptions.deactivationTimeLimit."))
         }
         records[index].instance = nil
-        for box in serviceRuntime.provided[index] { box.deactivate() }
-        eventHub.deactivate(graph.nodes[index].id)
+        // Everything the module still holds goes, newest first: services (their instances are released), the
+        // right to write state and publish, subscriptions and observers.
+        records[index].ledger?.withdraw()
+        records[index].ledger = nil
+        records[index].context = nil
         move(index) { lifecycle in
             guard case .active(let active) = lifecycle else { return nil }
             return .deactivated(active.deactivate())

@@ -2,14 +2,28 @@ internal import Foundation
 internal import Mosaic
 internal import Synchronization
 
-/// The kernel's shared state: one value per key, written atomically under one lock, persisted when the key asks,
-/// and handed to observers (each keeps only the newest value, so a slow observer never holds up a writer).
+/// The kernel's shared state: one value per key, persisted when the key asks, and handed to observers (each keeps
+/// only the newest value, so a slow observer never holds up a writer).
+///
+/// Reads take one short lock. A write takes its key's own lane: it reads the old value, runs the caller's change
+/// and saves the result to the key's file or database row without holding the read lock, then publishes the new
+/// value under it. The lane keeps one key's writes in order, so the value on disk is always the latest accepted
+/// write of that key, while readers of every key (and writers of other keys) go on during the disk write.
 final class StateHub: StateStore {
     private struct Entry {
         let type: ObjectIdentifier
         var value: any Sendable
-        var observers: [Int: @Sendable (any Sendable) -> Void] = [:]
+        let observers = Broadcast<any Sendable>()
+        let lane = Lane()
     }
+
+    /// Orders the writes of one key.
+    final class Lane: Sendable {
+        let lock = Mutex<Void>(())
+    }
+
+    /// Whether the current task is inside a write's change closure, where writing shared state is refused.
+    @TaskLocal private static var isChanging = false
 
     private struct State {
         var entries: [String: Entry] = [:]
@@ -17,7 +31,6 @@ final class StateHub: StateStore {
         var database: StateDatabase?
         /// Whether opening the database failed (reported once; its keys then live in memory).
         var databaseUnavailable = false
-        var nextObserver = 0
         var diagnostics: [Diagnostic] = []
         var finished = false
     }
@@ -27,10 +40,16 @@ final class StateHub: StateStore {
 
     private let state = Mutex(State())
     private let directory: String?
+    private let busyTimeout: Duration
+    /// Where every persisted key goes instead of the directory, for tests of the hub itself.
+    private let persister: (any StatePersister)?
 
-    /// A hub persisting keys under `directory`; without one, they live in memory (with a warning).
-    init(directory: String?) {
+    /// A hub persisting keys under `directory`; without one, they live in memory (with a warning). A database
+    /// write waits up to `busyTimeout` for another process's lock.
+    init(directory: String?, busyTimeout: Duration = .seconds(5), persister: (any StatePersister)? = nil) {
         self.directory = directory
+        self.busyTimeout = busyTimeout
+        self.persister = persister
     }
 
     /// Problems met with persisted state.
@@ -46,48 +65,55 @@ final class StateHub: StateStore {
                 "\(writer) may not write \(key.id); only \(writers.map(\.rawValue).sorted().joined(separator: ", ")) may."
             )
         }
-        try state.withLock { state in
+        guard !Self.isChanging else {
+            throw StateError(
+                "\(writer) wrote \(key.id) inside the change closure of another write; a change closure may read "
+                    + "shared state but not write it. Compute the values first, then write each key in turn.")
+        }
+        let lane = try state.withLock { state throws -> Lane in
             if let entry = state.entries[key.id], entry.type != ObjectIdentifier(Value.self) {
                 throw StateError(
                     "\(key.id) holds \(type(of: entry.value)), not \(Value.self); two keys share the identifier.")
             }
-            let old = current(key, in: &state)
+            _ = current(key, in: &state)
+            return state.entries[key.id]?.lane ?? Lane()
+        }
+        try lane.lock.withLock { _ in
+            let old = read(key)
             var value = old
-            try update(&value)
+            try Self.$isChanging.withValue(true) { try update(&value) }
             guard value != old else { return }
-            if let persister = persister(for: key.persistence, in: &state) { try persister.save(value, for: key.id) }
-            state.entries[key.id]?.value = value
-            for observer in state.entries[key.id]?.observers.values ?? [:].values { observer(value) }
+            if let persister = state.withLock({ persister(for: key.persistence, in: &$0) }) {
+                try persister.save(value, for: key.id)
+            }
+            state.withLock { state in
+                state.entries[key.id]?.value = value
+                state.entries[key.id]?.observers.send(value)
+            }
         }
     }
 
     func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
-        let token: Int? = state.withLock { state in
-            guard !state.finished else { return nil }
-            continuation.yield(current(key, in: &state))
-            defer { state.nextObserver += 1 }
-            state.entries[key.id]?.observers[state.nextObserver] = { value in
-                if let value = value as? Value { continuation.yield(value) }
-            }
-            return state.nextObserver
+        subscription(of: key).stream
+    }
+
+    /// `key`'s value now, then each new value, until the subscription is cancelled or the kernel shuts down.
+    func subscription<Value>(of key: StateKey<Value>) -> Subscription<Value> {
+        state.withLock { state in
+            guard !state.finished else { return .ended() }
+            let value = current(key, in: &state)
+            guard let observers = state.entries[key.id]?.observers else { return .ended() }
+            return observers.subscribe(bufferingPolicy: .bufferingNewest(1), first: value) { $0 as? Value }
         }
-        guard let token else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.entries[key.id]?.observers.removeValue(forKey: token) }
-        }
-        return stream
     }
 
     /// Ends every observation: the kernel shut down.
     func finish() {
-        state.withLock { state in
+        let observers = state.withLock { state in
             state.finished = true
-            for id in state.entries.keys { state.entries[id]?.observers = [:] }
+            return state.entries.values.map(\.observers)
         }
+        for broadcast in observers { broadcast.finish() }
     }
 
     /// The value of `key`, loading it (from its file, or its initial value) on first use. A key whose identifier
@@ -118,6 +144,7 @@ final class StateHub: StateStore {
     /// Where keys of `persistence` are kept, or `nil` for memory (also when the database cannot be opened, which
     /// is reported once).
     private func persister(for persistence: StatePersistence, in state: inout State) -> (any StatePersister)? {
+        if let persister, persistence != .memory { return persister }
         guard let directory else { return nil }
         switch persistence {
         case .memory:
@@ -128,7 +155,7 @@ final class StateHub: StateStore {
             if let database = state.database { return database }
             guard !state.databaseUnavailable else { return nil }
             do {
-                state.database = try StateDatabase(directory: directory)
+                state.database = try StateDatabase(directory: directory, busyTimeout: busyTimeout)
                 return state.database
             } catch {
                 state.databaseUnavailable = true

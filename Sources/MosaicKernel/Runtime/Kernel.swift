@@ -27,6 +27,8 @@ public actor Kernel {
         var instance: (any Module)?
         /// The context the module was last activated with; its handlers, participants and listeners get it too.
         var context: ActivationContext?
+        /// What the kernel granted the module while it activates and is active; withdrawn as a whole.
+        var ledger: ModuleLedger?
         var activationTime: Duration?
         /// How long the module's participants took in the last run of each phase.
         var phaseTimes: [LifecyclePhase: Duration] = [:]
@@ -34,19 +36,42 @@ public actor Kernel {
         var isActive = false
     }
 
+    // MARK: What the host set up (fixed for the kernel's life)
+
     let host: HostEnvironment
     let options: KernelOptions
+    /// The clock of every time limit, delay and timing (``KernelOptions/clock``).
+    let clock: KernelClock
     let logger: Logger
-    private var phase = Phase.idle
-    var policy: EntitlementPolicy
-    var catalog: ModuleCatalog
-    var graph: ModuleGraph
     /// The services the host itself registers, and its standard.
     let hostServices: ServiceRegistrar
     let standard: (any Standard)?
-    var serviceRuntime: ServiceRuntime
     /// The extension points the host declares beyond the standard ones.
     let extensionPoints: [AnyExtensionPoint]
+
+    // MARK: The module graph and the policy over it
+
+    private var phase = Phase.idle
+    var catalog: ModuleCatalog
+    var graph: ModuleGraph
+    var policy: EntitlementPolicy
+    var authorizationDiagnostics: [Diagnostic] = []
+
+    // MARK: Each module's life (a record per graph position; its grants live in the record's ledger)
+
+    /// One record per module, at the module's position in ``graph``.
+    var records: [Record] = []
+    /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
+    var failures: [ModuleID: String] = [:]
+    /// Modules on their way out through ``uninstall(_:dependents:)``.
+    var leaving: Set<ModuleID> = []
+    var runtimeDiagnostics: [Diagnostic] = []
+    private var bootDuration: Duration = .zero
+    private let changes = Broadcast<StateChange>()
+
+    // MARK: The hubs (what active modules are granted, through their ledgers)
+
+    var serviceRuntime: ServiceRuntime
     /// What active modules contribute, mediated per point.
     let contributionStore: ContributionStore
     /// The deeplink handlers of active modules.
@@ -55,24 +80,20 @@ public actor Kernel {
     let eventHub = EventHub()
     /// State shared between modules.
     let stateHub: StateHub
-    /// One record per module, at the module's position in ``graph``.
-    var records: [Record] = []
-    /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
-    var failures: [ModuleID: String] = [:]
-    /// Modules on their way out through ``uninstall(_:dependents:)``.
-    var leaving: Set<ModuleID> = []
-    var authorizationDiagnostics: [Diagnostic] = []
-    var runtimeDiagnostics: [Diagnostic] = []
-    /// The parts of the phase or event being dispatched, as they finish.
-    var dispatchEntries: [DispatchReport.Entry] = []
-    private var bootDuration: Duration = .zero
-    private let changes = StateBroadcaster()
+
+    // MARK: The operation under way, and those waiting
+
+    /// Whether an operation holds the slot ``exclusively(_:)`` guards.
+    private var isBusy = false
+    /// The operations waiting for the slot, first come first served.
+    private var waitingOperations: [(ticket: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+    private var nextTicket = 0
     /// The jobs under way, while ``runInDependencyOrder(_:kind:)`` runs.
     var schedule: Schedule?
     /// How many scheduling runs there have been; numbers each run.
     var runCount = 0
-    private var isBusy = false
-    private var waitingOperations: [CheckedContinuation<Void, Never>] = []
+    /// The parts of the phase or event being dispatched, as they finish.
+    var dispatchEntries: [DispatchReport.Entry] = []
 
     /// Creates a kernel over a catalog and validates its graph (no module code runs); nothing activates before
     /// ``boot()``.
@@ -94,17 +115,28 @@ public actor Kernel {
         self.standard = standard
         self.extensionPoints = extensionPoints
         self.options = options
+        self.clock = KernelClock(options.clock)
         self.logger = logger
         self.graph = ModuleGraph(
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         self.serviceRuntime = ServiceRuntime(graph: graph, preview: options.preview)
         self.contributionStore = ContributionStore(points: graph.points.values)
-        self.stateHub = StateHub(directory: options.stateDirectory)
+        self.stateHub = StateHub(directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
-            pendingTimeLimit: options.pendingDeeplinkTimeLimit)
+            pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock)
         deeplinkRouter.setOwners(graph.deeplinkOwners)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
+    }
+
+    deinit {
+        // A kernel dropped without shutdown() still takes back what its modules hold and ends every stream.
+        for record in records { record.ledger?.withdraw() }
+        changes.finish()
+        contributionStore.finish()
+        deeplinkRouter.finish()
+        eventHub.finish()
+        stateHub.finish()
     }
 
     /// Creates a kernel over module types listed in code.
@@ -149,10 +181,10 @@ public actor Kernel {
             case .running: throw KernelError(.alreadyBooted, "The kernel is already booted; boot() runs once.")
             case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one to boot again.")
             }
-            let started = ContinuousClock.now
+            let started = clock.now()
             for index in records.indices { validate(index) }
             await reconcile()
-            bootDuration = started.duration(to: .now)
+            bootDuration = clock.now() - started
             let report = self.report()
             report.log(to: logger)
             return report
@@ -162,7 +194,7 @@ public actor Kernel {
     /// Deactivates every active module, dependents before their dependencies, and ends every state stream.
     /// Calling it again does nothing.
     public func shutdown() async {
-        await exclusively { () async -> Void in
+        await exclusivelyEvenIfCancelled {
             guard phase != .shutDown else { return }
             phase = .shutDown
             await deactivate(records.indices.filter { records[$0].isActive })
@@ -192,7 +224,7 @@ public actor Kernel {
     ///
     /// Subscribe before ``boot()`` to see a module's whole life. Each subscriber gets every change.
     public nonisolated func stateChanges() -> AsyncStream<StateChange> {
-        changes.subscribe()
+        changes.subscribe { $0 }.stream
     }
 
     /// The report of every module as it stands now, with every current diagnostic.
@@ -219,19 +251,58 @@ public actor Kernel {
         }
     }
 
-    /// Runs `body` when no other changing operation is under way; operations run in call order.
-    func exclusively<Result, Failure: Error>(_ body: () async throws(Failure) -> Result) async throws(Failure) -> Result
-    {
-        while isBusy {
-            await withCheckedContinuation { waitingOperations.append($0) }
+    /// Runs `body` when no other changing operation is under way; operations run in call order, each handing the
+    /// slot straight to the next. A caller cancelled while it waits leaves the queue and gets
+    /// ``KernelError/Code-swift.struct/cancelled``; once started, an operation runs to its end.
+    func exclusively<Result>(_ body: () async throws(KernelError) -> Result) async throws(KernelError) -> Result {
+        guard await acquire(cancellable: true) else {
+            throw KernelError(
+                .cancelled, "The operation was cancelled while it waited for the ones before it; nothing changed.")
         }
-        isBusy = true
-        defer {
-            isBusy = false
-            if !waitingOperations.isEmpty { waitingOperations.removeFirst().resume() }
-        }
+        defer { handOff() }
         return try await body()
     }
+
+    /// Like ``exclusively(_:)``, but waits for its turn even when cancelled (for ``shutdown()``).
+    func exclusivelyEvenIfCancelled(_ body: () async -> Void) async {
+        _ = await acquire(cancellable: false)
+        defer { handOff() }
+        await body()
+    }
+
+    /// Takes the slot, waiting in line for it; `false` when cancelled first.
+    private func acquire(cancellable: Bool) async -> Bool {
+        if !isBusy {
+            isBusy = true
+            return true
+        }
+        if cancellable, Task.isCancelled { return false }
+        let ticket = nextTicket
+        nextTicket += 1
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { waitingOperations.append((ticket, $0)) }
+        } onCancel: {
+            if cancellable { Task { await self.leaveLine(ticket) } }
+        }
+    }
+
+    /// Gives the slot to the first in line, or frees it.
+    private func handOff() {
+        if waitingOperations.isEmpty {
+            isBusy = false
+        } else {
+            waitingOperations.removeFirst().continuation.resume(returning: true)
+        }
+    }
+
+    /// A waiting caller was cancelled: it gives up its place.
+    private func leaveLine(_ ticket: Int) {
+        guard let position = waitingOperations.firstIndex(where: { $0.ticket == ticket }) else { return }
+        waitingOperations.remove(at: position).continuation.resume(returning: false)
+    }
+
+    /// How many operations wait for the slot (for tests of the order).
+    package var waitingOperationCount: Int { waitingOperations.count }
 
     /// Moves the module at `index` along its lifecycle with `step`, which returns `nil` when the module is not in
     /// a state it moves from; announces the change.
@@ -242,7 +313,19 @@ public actor Kernel {
         if case .active = next { records[index].isActive = true } else { records[index].isActive = false }
         let from = current.state
         let to = next.state
-        if from != to { changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to)) }
+        guard from != to else { return }
+        deeplinkRouter.setUnavailable(graph.nodes[index].id, reason: Self.unavailability(to))
+        changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to))
+    }
+
+    /// Why links to a module in `state` cannot wait for it, or `nil` when it is active or on its way up.
+    static func unavailability(_ state: ModuleState) -> String? {
+        switch state {
+        case .discovered, .validated, .authorized, .active: nil
+        case .deactivated: "deactivated"
+        case .failed(let reason): "failed: \(reason)"
+        case .blocked(_, let reason): "blocked: \(reason)"
+        }
     }
 
     /// The graph `catalog` would make with this kernel's host, services and standard.

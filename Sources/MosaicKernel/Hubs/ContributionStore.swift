@@ -16,16 +16,11 @@ final class ContributionStore: ContributionSource {
         let contribution: any Sendable
     }
 
-    private struct Observer {
-        let yield: @Sendable (any AnyObject & Sendable) -> Void
-        let finish: @Sendable () -> Void
-    }
-
     private struct Point {
         let declaration: AnyExtensionPoint
         /// Every contribution of an active module, in the point's order.
         var entries: [Entry] = []
-        var observers: [Int: Observer] = [:]
+        let observers = Broadcast<any AnyObject & Sendable>()
     }
 
     private struct State {
@@ -38,7 +33,6 @@ final class ContributionStore: ContributionSource {
         /// so that a change touches only the points it concerns.
         var pointsOfModule: [ModuleID: Set<String>] = [:]
         var pointsOfEntitlement: [Entitlement: Set<String>] = [:]
-        var nextObserver = 0
         var finished = false
     }
 
@@ -59,28 +53,19 @@ final class ContributionStore: ContributionSource {
     }
 
     func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: [Contribution<Content>].self, bufferingPolicy: .bufferingNewest(1))
-        let observer = Observer(
-            yield: { list in
-                if let typed = list as? ContributionList<Content> { continuation.yield(typed.items) }
-            }, finish: { continuation.finish() })
-        let token: Int? = state.withLock { state in
-            guard !state.finished, let current = state.lists[point.id] else { return nil }
-            let token = state.nextObserver
-            state.nextObserver += 1
-            state.points[point.id]?.observers[token] = observer
-            observer.yield(current)
-            return token
+        subscription(of: point).stream
+    }
+
+    /// The list of `point` now, then each new one, until cancelled or the kernel shuts down.
+    func subscription<Content>(of point: ExtensionPoint<Content>) -> Subscription<[Contribution<Content>]> {
+        state.withLock { state in
+            guard !state.finished, let current = state.lists[point.id],
+                let observers = state.points[point.id]?.observers
+            else { return .ended() }
+            return observers.subscribe(
+                bufferingPolicy: .bufferingNewest(1), first: (current as? ContributionList<Content>)?.items
+            ) { ($0 as? ContributionList<Content>)?.items }
         }
-        guard let token else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.points[point.id]?.observers.removeValue(forKey: token) }
-        }
-        return stream
     }
 
     /// Adds the contributions `module` made, bound to its services, as it becomes active.
@@ -129,14 +114,15 @@ final class ContributionStore: ContributionSource {
         }
     }
 
-    /// Ends every observer's stream: the kernel shut down.
+    /// Ends every observer's stream and lets go of every contribution: the kernel shut down (or was dropped).
     func finish() {
         let observers = state.withLock { state in
             state.finished = true
-            defer { for id in state.points.keys { state.points[id]?.observers = [:] } }
-            return state.points.values.flatMap { $0.observers.values }
+            state.lists = [:]
+            defer { for id in state.points.keys { state.points[id]?.entries = [] } }
+            return state.points.values.map(\.observers)
         }
-        for observer in observers { observer.finish() }
+        for broadcast in observers { broadcast.finish() }
     }
 
     /// Rebuilds the visible list of point `id` and hands it to its observers (inside the lock, so that every
@@ -147,6 +133,6 @@ final class ContributionStore: ContributionSource {
         let visible = point.entries.filter { $0.entitlement.map(granted.contains) ?? true }
         let list = point.declaration.makeList(visible.map(\.contribution))
         state.lists[id] = list
-        for observer in point.observers.values { observer.yield(list) }
+        point.observers.send(list)
     }
 }

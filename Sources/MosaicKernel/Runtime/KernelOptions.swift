@@ -17,10 +17,15 @@ public struct KernelOptions: Sendable {
     public var pendingDeeplinkTimeLimit: Duration
     /// Where state keys persisted as files are kept; `nil` keeps them in memory.
     public var stateDirectory: String?
+    /// How long a write to the state database waits for another process's lock before it fails.
+    public var stateDatabaseBusyTimeout: Duration
     /// How many modules may activate (or deactivate) at once; at least 1.
     public var maximumConcurrentActivations: Int
     /// Whether services use their preview factories, where they have one (for design-time hosts and demos).
     public var preview: Bool
+    /// The clock every time limit and delay above is measured on, and the report's timings; tests pass a manual
+    /// clock (MosaicTesting's `ManualClock`) so that no test waits for, or races, the wall clock.
+    public var clock: any Clock<Duration>
 
     /// Options with defaults suited to an app: 10 s limits, 8 modules at a time.
     public init(
@@ -32,8 +37,12 @@ public struct KernelOptions: Sendable {
         pendingDeeplinkTimeLimit: Duration = .seconds(10),
         stateDirectory: String? = nil,
         maximumConcurrentActivations: Int = 8,
-        preview: Bool = false
+        preview: Bool = false,
+        stateDatabaseBusyTimeout: Duration = .seconds(5),
+        clock: any Clock<Duration> = ContinuousClock()
     ) {
+        self.clock = clock
+        self.stateDatabaseBusyTimeout = stateDatabaseBusyTimeout
         self.preview = preview
         self.activationTimeLimit = activationTimeLimit
         self.deactivationTimeLimit = deactivationTimeLimit

@@ -20,6 +20,8 @@ public struct KernelError: Error, Sendable, CustomStringConvertible {
         public static let uninstallRefused = Code(rawValue: "uninstall-refused")
         /// No module has the given identifier.
         public static let unknownModule = Code(rawValue: "unknown-module")
+        /// The caller was cancelled while its operation waited for the ones before it; nothing changed.
+        public static let cancelled = Code(rawValue: "cancelled")
     }
 
     /// The kind of refusal.

@@ -25,11 +25,11 @@ extension Kernel {
     ) async throws(KernelError) -> DispatchReport {
         try await exclusively { () async throws(KernelError) -> DispatchReport in
             try requireRunning()
-            let started = ContinuousClock.now
+            let started = clock.now()
             dispatchEntries = []
             await runInDependencyOrder(
                 graph.order.filter { records[$0].isActive && takesPart(graph.nodes[$0].registrar) }, kind: kind)
-            return DispatchReport(name: name, entries: dispatchEntries, duration: started.duration(to: .now))
+            return DispatchReport(name: name, entries: dispatchEntries, duration: clock.now() - started)
         }
     }
 
@@ -47,7 +47,7 @@ extension Kernel {
     private func startSteps(_ index: Int, _ steps: [@Sendable (ActivationContext) async throws -> Void]) -> ModuleJob? {
         guard let context = records[index].context else { return nil }
         return {
-            try await context.services.inject {
+            try await context.services.call {
                 for step in steps { try await step(context) }
             }
             return nil

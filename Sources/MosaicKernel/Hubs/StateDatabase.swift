@@ -5,13 +5,25 @@ internal import Mosaic
 /// Persisted state keys in one SQLite database (`state.sqlite` in the state directory), a row per key holding
 /// its JSON. Each write is a transaction, so a crash leaves the old value or the new one; rows that cannot be read
 /// are moved to `mosaic_state_unreadable`, never overwritten.
+///
+/// The database runs in WAL mode with `synchronous = NORMAL`: a commit appends to the log without an `fsync` of its
+/// own (the log is synced at checkpoints), which keeps a crash from tearing a value (SQLite guarantees each
+/// transaction whole) while it may lose the last writes on power loss. Another process holding the write lock makes
+/// a write wait, up to `busyTimeout`, rather than fail at once.
 struct StateDatabase: StatePersister {
     private let queue: DatabaseQueue
 
     /// Opens (creating if need be) the database in `directory`.
-    init(directory: String) throws {
+    init(directory: String, busyTimeout: Duration = .seconds(5)) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        queue = try DatabaseQueue(path: URL(fileURLWithPath: directory).appendingPathComponent("state.sqlite").path)
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        let (seconds, attoseconds) = busyTimeout.components
+        configuration.busyMode = .timeout(Double(seconds) + Double(attoseconds) / 1e18)
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        queue = try DatabaseQueue(
+            path: URL(fileURLWithPath: directory).appendingPathComponent("state.sqlite").path,
+            configuration: configuration)
         try queue.write { db in
             try db.execute(
                 sql: """

@@ -43,7 +43,8 @@ final class Schedule {
     /// the other then finds it gone.
     var running: [Int: Task<Void, Never>] = [:]
     /// Deadlines in launch order; with one time limit for every job, that is also deadline order.
-    var deadlines: [(index: Int, at: ContinuousClock.Instant)] = []
+    /// Each deadline is a reading of the kernel's clock.
+    var deadlines: [(index: Int, at: Duration)] = []
     var deadlineHead = 0
     var timer: Task<Void, Never>?
     var completion: CheckedContinuation<Void, Never>?
@@ -85,7 +86,7 @@ final class Schedule {
     }
 
     /// The earliest deadline of a job still running.
-    func earliestDeadline() -> ContinuousClock.Instant? {
+    func earliestDeadline() -> Duration? {
         while deadlineHead < deadlines.count, running[deadlines[deadlineHead].index] == nil { deadlineHead += 1 }
         return deadlineHead < deadlines.count ? deadlines[deadlineHead].at : nil
     }

@@ -32,13 +32,14 @@ extension Kernel {
         return rules
     }
 
-    /// The route a handler of module `id` serves, run with the module's services.
+    /// The route a handler of module `id` serves, run as a call of the module (with its services, and awaited
+    /// before the module's `deactivate()` runs).
     static func route(
         _ handler: DeeplinkHandler, of id: ModuleID, _ context: ActivationContext
     ) -> (DeeplinkRouter.RouteKey, DeeplinkRouter.Route) {
         let key = DeeplinkRouter.RouteKey(feature: handler.feature, action: handler.action)
         let route = DeeplinkRouter.Route(module: id, entitlement: handler.entitlement) { link in
-            try await context.services.inject { try await handler.handle(link, context) }
+            try await context.call { try await handler.handle(link, context) }
         }
         return (key, route)
     }

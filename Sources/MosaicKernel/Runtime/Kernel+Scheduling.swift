@@ -41,7 +41,7 @@ extension Kernel {
     func deadlinePassed(run: Int) {
         guard let schedule, schedule.run == run else { return }
         schedule.timer = nil
-        let now = ContinuousClock.now
+        let now = clock.now()
         while let deadline = schedule.earliestDeadline(), deadline <= now {
             let index = schedule.deadlines[schedule.deadlineHead].index
             schedule.deadlineHead += 1
@@ -62,11 +62,11 @@ extension Kernel {
                 schedule.done(index)
                 continue
             }
-            schedule.running[index] = Self.spawn(job, kernel: self, run: schedule.run, index: index)
-            schedule.deadlines.append((index, ContinuousClock.now.advanced(by: schedule.timeLimit)))
+            schedule.running[index] = Self.spawn(job, kernel: self, clock: clock, run: schedule.run, index: index)
+            schedule.deadlines.append((index, clock.now() + schedule.timeLimit))
         }
         if schedule.timer == nil, let deadline = schedule.earliestDeadline() {
-            schedule.timer = Self.wake(self, run: schedule.run, at: deadline)
+            schedule.timer = Self.wake(self, clock: clock, run: schedule.run, at: deadline)
         }
         if schedule.remaining == 0 {
             schedule.timer?.cancel()
@@ -104,17 +104,17 @@ extension Kernel {
     /// Starts `job` off the kernel's actor (task-local values still flow in). Reports the outcome unless the
     /// kernel gave up on the job first, in which case a module it hands back is deactivated instead.
     private nonisolated static func spawn(
-        _ job: @escaping ModuleJob, kernel: Kernel, run: Int, index: Int
+        _ job: @escaping ModuleJob, kernel: Kernel, clock: KernelClock, run: Int, index: Int
     ) -> Task<Void, Never> {
         Task {
-            let began = ContinuousClock.now
+            let began = clock.now()
             let result: Outcome.Result
             do {
                 result = .finished(try await job())
             } catch {
                 result = .threw(error)
             }
-            let outcome = Outcome(result: result, duration: began.duration(to: .now))
+            let outcome = Outcome(result: result, duration: clock.now() - began)
             let accepted = await kernel.jobFinished(run: run, index: index, outcome)
             if !accepted, case .finished(let module?) = result {
                 await module.deactivate()
@@ -123,11 +123,11 @@ extension Kernel {
     }
 
     /// Tells the kernel at `deadline` that run `run` has a deadline to check, unless cancelled first.
-    private nonisolated static func wake(_ kernel: Kernel, run: Int, at deadline: ContinuousClock.Instant)
+    private nonisolated static func wake(_ kernel: Kernel, clock: KernelClock, run: Int, at deadline: Duration)
         -> Task<Void, Never>
     {
         Task {
-            try? await Task.sleep(until: deadline, clock: .continuous)
+            try? await clock.sleep(deadline)
             if !Task.isCancelled { await kernel.deadlinePassed(run: run) }
         }
     }

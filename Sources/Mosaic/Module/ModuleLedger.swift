@@ -1,0 +1,152 @@
+internal import Synchronization
+
+/// Everything the kernel grants one module while it is active, so that it can be taken back as a whole.
+///
+/// The kernel opens a ledger when a module starts activating and records in it each grant as something to
+/// withdraw: its services (built instances released), contributions, link routes, the right to publish events
+/// and write shared state, event subscriptions, state and contribution observers, and the tasks it starts with
+/// ``ActivationContext/task(_:)``. Withdrawal happens in one place, in two steps:
+/// 1. ``quiesce()`` before the module's `deactivate()`: withdraws what lets new work reach the module
+///    (``Stage/entry``: routes, contributions), waits for the link handlers and content builds under way, then
+///    cancels the module's tasks and waits for them to end.
+/// 2. ``withdraw()`` after it: everything else, newest first; from then on the module's old handles refuse to
+///    write state or publish, and its streams have finished.
+/// A hub never needs to remember which module holds what.
+package final class ModuleLedger: Sendable {
+    /// When a grant is taken back.
+    package enum Stage: Sendable {
+        /// Before `deactivate()` runs: what lets new work reach the module.
+        case entry
+        /// After `deactivate()` ran (the module may still use these while it shuts down).
+        case rest
+    }
+
+    private struct State {
+        var isOpen = true
+        var acceptsWork = true
+        var entry: [Int: @Sendable () -> Void] = [:]
+        var rest: [Int: @Sendable () -> Void] = [:]
+        var tasks: [Int: Task<Void, Never>] = [:]
+        var next = 0
+        var calls = 0
+        var drained: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The module the ledger belongs to.
+    package let module: ModuleID
+    private let state = Mutex(State())
+
+    package init(module: ModuleID) {
+        self.module = module
+    }
+
+    /// Whether the module still holds its grants (it is activating, active or deactivating).
+    package var isOpen: Bool { state.withLock { $0.isOpen } }
+
+    /// How many grants the ledger holds now (tasks apart).
+    package var holdingCount: Int { state.withLock { $0.entry.count + $0.rest.count } }
+
+    /// Records `withdraw` to run at `stage`; runs it at once when that stage has passed. Returns a token for
+    /// ``release(_:)`` when the grant ends on its own first.
+    @discardableResult
+    package func hold(_ stage: Stage = .rest, _ withdraw: @escaping @Sendable () -> Void) -> Int? {
+        let token: Int? = state.withLock { state in
+            guard state.isOpen, stage == .rest || state.acceptsWork else { return nil }
+            defer { state.next += 1 }
+            switch stage {
+            case .entry: state.entry[state.next] = withdraw
+            case .rest: state.rest[state.next] = withdraw
+            }
+            return state.next
+        }
+        if token == nil { withdraw() }
+        return token
+    }
+
+    /// Forgets a grant that ended on its own (a stream its reader stopped).
+    package func release(_ token: Int) {
+        state.withLock { state in
+            state.entry[token] = nil
+            state.rest[token] = nil
+        }
+    }
+
+    /// Starts `operation` as work of the module, cancelled and awaited when the module deactivates; `false` when
+    /// the module is already on its way out (nothing starts then).
+    package func task(_ operation: @escaping @Sendable () async -> Void) -> Bool {
+        state.withLock { state in
+            guard state.acceptsWork else { return false }
+            let token = state.next
+            state.next += 1
+            state.tasks[token] = Task { [weak self] in
+                await operation()
+                self?.taskEnded(token)
+            }
+            return true
+        }
+    }
+
+    private func taskEnded(_ token: Int) {
+        _ = state.withLock { $0.tasks.removeValue(forKey: token) }
+    }
+
+    /// Begins a call into the module's code from outside (a link handler, a content build); `false` once the
+    /// module is on its way out. Every `true` must be followed by ``endCall()``.
+    package func beginCall() -> Bool {
+        state.withLock { state in
+            guard state.acceptsWork else { return false }
+            state.calls += 1
+            return true
+        }
+    }
+
+    /// Ends a call begun with ``beginCall()``.
+    package func endCall() {
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.calls -= 1
+            guard state.calls == 0 else { return [] }
+            defer { state.drained = [] }
+            return state.drained
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Step 1 of withdrawal: takes back routes and contributions, waits for the calls under way, then cancels the
+    /// module's tasks and waits for them to end.
+    package func quiesce() async {
+        let entry = state.withLock { state in
+            state.acceptsWork = false
+            defer { state.entry = [:] }
+            return state.entry.sorted { $0.key > $1.key }.map(\.value)
+        }
+        for withdraw in entry { withdraw() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                if state.calls == 0 { return true }
+                state.drained.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+        let tasks = state.withLock { Array($0.tasks.values) }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+    }
+
+    /// Step 2 of withdrawal: closes the ledger and takes back everything still held, newest first. Tasks still
+    /// running (when ``quiesce()`` was skipped because the module failed or the kernel was dropped) are cancelled.
+    package func withdraw() {
+        let (withdrawals, tasks) = state.withLock { state in
+            state.isOpen = false
+            state.acceptsWork = false
+            let all = (state.entry.sorted { $0.key > $1.key } + state.rest.sorted { $0.key > $1.key }).map(\.value)
+            let tasks = Array(state.tasks.values)
+            state.entry = [:]
+            state.rest = [:]
+            state.tasks = [:]
+            return (all, tasks)
+        }
+        for withdraw in withdrawals { withdraw() }
+        for task in tasks { task.cancel() }
+    }
+}

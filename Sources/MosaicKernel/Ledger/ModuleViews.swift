@@ -1,0 +1,75 @@
+internal import Mosaic
+
+// The hubs as one module sees them, through its ledger: what the module subscribes to ends when the ledger is
+// withdrawn, and its handles refuse to write or publish once it is closed. The kernel gives a module nothing else.
+
+/// Shared state as a module sees it.
+struct ModuleStateStore: StateStore {
+    let hub: StateHub
+    let ledger: ModuleLedger
+
+    func read<Value>(_ key: StateKey<Value>) -> Value {
+        hub.read(key)
+    }
+
+    func write<Value>(_ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void) throws {
+        guard ledger.isOpen else {
+            throw StateError(
+                "\(writer) is not active, so it may no longer write \(key.id): its right to write shared state was "
+                    + "withdrawn when it deactivated. Write from code that runs while it is active (activate, its "
+                    + "handlers, context.task).")
+        }
+        try hub.write(key, as: writer, update)
+    }
+
+    func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value> {
+        ledger.adopt(hub.subscription(of: key))
+    }
+}
+
+/// The event bus as a module sees it.
+struct ModuleEventBus: EventBus {
+    let hub: EventHub
+    let ledger: ModuleLedger
+
+    func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
+        guard ledger.isOpen else {
+            throw EventError(
+                "\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
+        }
+        try hub.publish(event, from: sender)
+    }
+
+    func subscribe<Event: Sendable>(
+        _ type: Event.Type, subscriber: ModuleID, buffer: Int
+    ) -> AsyncStream<EventEnvelope<Event>> {
+        ledger.adopt(hub.subscription(type, subscriber: subscriber, buffer: buffer))
+    }
+}
+
+/// Every module's contributions, as a module sees them. The store is held weakly: contributions the store keeps
+/// hold their module's context, and through it this view, which must not keep the store alive in turn.
+struct ModuleContributionSource: ContributionSource {
+    weak var store: ContributionStore?
+    let ledger: ModuleLedger
+
+    func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>] {
+        store?.contributions(for: point) ?? []
+    }
+
+    func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
+        guard let subscription = store?.subscription(of: point) else { return Subscription.ended().stream }
+        return ledger.adopt(subscription)
+    }
+}
+
+extension ModuleLedger {
+    /// Ties `subscription`'s stream to the module: it ends when the ledger is withdrawn (at once if it was), and
+    /// the ledger forgets it when its reader drops it first.
+    func adopt<Element>(_ subscription: Subscription<Element>) -> AsyncStream<Element> {
+        if let token = hold(.rest, subscription.cancel) {
+            subscription.ended.whenEnded { [weak self] in self?.release(token) }
+        }
+        return subscription.stream
+    }
+}

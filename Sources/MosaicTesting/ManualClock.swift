@@ -1,0 +1,109 @@
+internal import Synchronization
+
+/// A clock that moves only when a test says so, for kernel time limits and delays without waiting or races.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// var harness = TestHarness(WeatherModule.self)
+/// harness.options.clock = clock
+/// harness.hangActivation(of: WeatherModule.manifest.id)
+/// try await harness.run { app in … }
+/// ```
+/// ``advance(by:)`` wakes every sleeper whose deadline has come; ``sleepers(reaching:)`` waits until the code
+/// under test has started its timers, so that a test advances time only once they are set.
+public final class ManualClock: Clock, Sendable {
+    /// A point on a manual clock: the time advanced since the clock was made.
+    public struct Instant: InstantProtocol, Sendable, CustomStringConvertible {
+        /// The time advanced since the clock was made.
+        public var offset: Duration
+
+        public init(offset: Duration) {
+            self.offset = offset
+        }
+
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        public var description: String { "\(offset)" }
+    }
+
+    private struct Sleeper {
+        let deadline: Instant
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepers: [Int: Sleeper] = [:]
+        var next = 0
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// A clock at offset zero.
+    public init() {}
+
+    public var now: Instant { state.withLock { $0.now } }
+
+    public var minimumResolution: Duration { .zero }
+
+    /// How many tasks sleep on the clock now.
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        let token = state.withLock { state in
+            defer { state.next += 1 }
+            return state.next
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let (outcome, ready) = state.withLock {
+                    state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                    if deadline <= state.now { return (.success(()), []) }
+                    if Task.isCancelled { return (.failure(CancellationError()), []) }
+                    state.sleepers[token] = Sleeper(deadline: deadline, continuation: continuation)
+                    return (nil, Self.readyWatchers(&state))
+                }
+                for watcher in ready { watcher.resume() }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: token) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves the clock forward by `duration` and wakes every sleeper whose deadline has come, earliest first.
+    public func advance(by duration: Duration) {
+        let due = state.withLock { state in
+            state.now = state.now.advanced(by: duration)
+            let now = state.now
+            let due = state.sleepers.filter { $0.value.deadline <= now }.sorted {
+                $0.value.deadline < $1.value.deadline
+            }
+            for (token, _) in due { state.sleepers[token] = nil }
+            return due.map(\.value.continuation)
+        }
+        for continuation in due { continuation.resume() }
+    }
+
+    /// Returns once at least `count` tasks sleep on the clock (the code under test has set its timers).
+    public func sleepers(reaching count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.sleepers.count >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    private static func readyWatchers(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        let count = state.sleepers.count
+        let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
+        state.watchers.removeAll { $0.count <= count }
+        return ready
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Mosaic
+import Synchronization
+import Testing
+
+@testable import MosaicKernel
+
+/// A persister whose saves wait until the test lets them go, announcing each one as it starts.
+final class HeldPersister: StatePersister {
+    let started = AsyncStream.makeStream(of: String.self)
+    private let release = DispatchSemaphore(value: 0)
+
+    func load<Value: Decodable>(_ type: Value.Type, for id: String) -> (value: Value?, problem: Diagnostic?) {
+        (nil, nil)
+    }
+
+    func save<Value: Encodable>(_ value: Value, for id: String) throws {
+        started.continuation.yield(id)
+        release.wait()
+    }
+
+    func letGo() { release.signal() }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct StateHubTests {
+    @Test("a write's disk I/O does not block readers and writers of other keys, nor readers of its own key")
+    func ioOutsideTheReadLock() async throws {
+        let persister = HeldPersister()
+        let hub = StateHub(directory: nil, persister: persister)
+        let saved = StateKey("com.app.saved", initial: 0, persistence: .jsonFile)
+        let writing = Task.detached { try hub.write(saved, as: StateHub.host) { $0 = 1 } }
+        for await id in persister.started.stream where id == "com.app.saved" { break }
+        // The save is under way and held: none of these may wait for it.
+        #expect(hub.read(.counter) == 0)
+        try hub.write(.counter, as: StateHub.host) { $0 = 5 }
+        #expect(hub.read(.counter) == 5)
+        #expect(hub.read(saved) == 0, "the value is published once it is saved")
+        persister.letGo()
+        try await writing.value
+        #expect(hub.read(saved) == 1)
+    }
+
+    @Test("the state database runs in WAL mode")
+    func writeAheadLog() async throws {
+        let directory = try temporaryDirectory()
+        let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
+        try await kernel.boot()
+        try kernel.state.set(.storedPreferences, to: Preferences(city: "Oslo", units: "metric"))
+        #expect(FileManager.default.fileExists(atPath: directory + "/state.sqlite-wal"))
+        await kernel.shutdown()
+    }
+}

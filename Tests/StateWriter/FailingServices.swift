@@ -1,0 +1,92 @@
+import Foundation
+import Logging
+import Mosaic
+import MosaicKernel
+import Synchronization
+
+// The child-process half of the failure-isolation test: module code reads services through @Injected whose
+// factories throw (in init/activate, in a content closure, in a link handler). The process must live through all
+// of it and print what became of each module and call.
+
+protocol Weather: Sendable { var text: String { get } }
+struct SunnyWeather: Weather { var text: String { "sunny" } }
+struct MissingData: Error, CustomStringConvertible { var description: String { "weather.json is missing" } }
+
+/// Whether the flaky factory fails now.
+let failing = Atomic<Bool>(false)
+
+struct WeatherReader {
+    @Injected var weather: any Weather
+}
+
+/// Reads the broken provider's service through @Injected while it activates.
+struct BrokenConsumer: Module {
+    static let manifest = Manifest(id: "com.child.consumer", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) { module.services.use((any Weather).self) }
+    @Injected var weather: any Weather
+    func activate(_ context: ActivationContext) async throws { _ = weather.text }
+}
+
+func failingServicesCatalog() -> ModuleCatalog {
+    var catalog = ModuleCatalog()
+    catalog.add(
+        ModuleFactory(
+            manifest: Manifest(id: "com.child.broken", version: "1.0.0"),
+            register: { $0.services.singleton((any Weather).self) { () throws -> any Weather in throw MissingData() } }
+        ) { ChildModule() })
+    catalog.add(ModuleFactory(BrokenConsumer.self))
+    catalog.add(
+        ModuleFactory(
+            manifest: Manifest(id: "com.child.flaky", version: "1.0.0"),
+            register: { module in
+                module.services.transient(String.self) { () throws -> String in
+                    if failing.load(ordering: .relaxed) { throw MissingData() }
+                    return "fine"
+                }
+                module.contribute(to: .dashboardWidgets, id: "flaky", title: "Flaky") {
+                    let reader = FlakyReader()
+                    failing.store(true, ordering: .relaxed)
+                    return Panel(.text(reader.value))
+                }
+                module.handle(feature: "flaky") { _, _ in
+                    failing.store(false, ordering: .relaxed)
+                    let reader = FlakyReader()
+                    failing.store(true, ordering: .relaxed)
+                    _ = reader.value
+                }
+            }
+        ) { ChildModule() })
+    catalog.add(ModuleFactory(manifest: Manifest(id: "com.child.bystander", version: "1.0.0")) { ChildModule() })
+    return catalog
+}
+
+struct FlakyReader {
+    @Injected var value: String
+}
+
+struct ChildModule: Module {
+    static let manifest = Manifest(id: "com.child.module", version: "1.0.0")
+}
+
+/// Boots the catalog, exercises every path, and prints one line per outcome.
+func runFailingServices() async {
+    var quiet = Logger(label: "failing-services")
+    quiet.logLevel = .critical
+    let kernel = Kernel(catalog: failingServicesCatalog(), host: HostEnvironment(version: "1.0.0"), logger: quiet)
+    _ = try? await kernel.boot()
+    let report = await kernel.report()
+    for entry in report.modules { print("\(entry.id): \(entry.state.name)") }
+    do {
+        _ = try await kernel.allContributions.values(of: .dashboardWidgets)
+        print("content: built")
+    } catch {
+        print("content: refused: \(error)")
+    }
+    failing.store(false, ordering: .relaxed)
+    switch await kernel.open("ghost://dashboard/flaky") {
+    case .handled: print("link: handled")
+    case .notHandled(let error): print("link: not handled: \(error.code)")
+    }
+    await kernel.shutdown()
+    print("alive")
+}
