@@ -72,7 +72,8 @@ struct ChildModule: Module {
 func runFailingServices() async {
     var quiet = Logger(label: "failing-services")
     quiet.logLevel = .critical
-    let kernel = Kernel(catalog: failingServicesCatalog(), host: HostEnvironment(version: "1.0.0"), logger: quiet)
+    let kernel = Kernel(
+        catalog: failingServicesCatalog(), host: HostEnvironment(version: "1.0.0", schemes: ["ghost"]), logger: quiet)
     _ = try? await kernel.boot()
     let report = await kernel.report()
     for entry in report.modules { print("\(entry.id): \(entry.state.name)") }
