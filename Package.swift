@@ -107,6 +107,7 @@ let package = Package(
                 "MosaicTesting",
                 "GhostApp",
                 "state-writer",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

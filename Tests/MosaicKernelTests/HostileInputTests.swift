@@ -6,16 +6,6 @@ import Testing
 /// Input from outside (manifest files, links) gets a bounded, readable diagnostic that names where it came from,
 /// and never traps.
 @Suite struct HostileInputTests {
-    /// A fresh directory holding `files`; the caller removes it.
-    private func directory(_ files: [String: String]) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        for (name, contents) in files {
-            try Data(contents.utf8).write(to: URL(fileURLWithPath: path).appendingPathComponent(name))
-        }
-        return path
-    }
-
     private func manifest(id: String = "com.ghost.weather", version: String = "1.4.0", extra: String = "") -> String {
         #"{"id": "\#(id)", "version": "\#(version)", "entryPoint": "WeatherModule"\#(extra)}"#
     }
@@ -31,7 +21,7 @@ import Testing
             #"{"id": "com.ghost.weather", "version": "1.4.0", "entryPoint": "WeatherModule", "compatibility": {"platforms": [{"name": "linux", "max": "1.+0.0-x"}]}}"#,
         ])
     func trappingVersions(_ json: String) throws {
-        let path = try directory(["weather.json": json])
+        let path = try temporaryDirectory(with: ["weather.json": json])
         defer { try? FileManager.default.removeItem(atPath: path) }
         var catalog = ModuleCatalog()
         catalog.discover(in: path, entryPoints: ["WeatherModule": probe("com.ghost.weather", version: "1.4.0")])
@@ -44,7 +34,7 @@ import Testing
     @Test("a 1 MB identifier gives diagnostics under 1 KB that name the file and state the length")
     func hugeIdentifier() throws {
         let id = String(repeating: "a", count: 1_000_000)
-        let path = try directory(["weather.json": manifest(id: id)])
+        let path = try temporaryDirectory(with: ["weather.json": manifest(id: id)])
         defer { try? FileManager.default.removeItem(atPath: path) }
         for code in [ModuleID("com.ghost.weather"), ModuleID(id)] {
             var catalog = ModuleCatalog()
@@ -61,7 +51,7 @@ import Testing
 
     @Test("every diagnostic about a module read from a manifest file names the file and the key")
     func diagnosticsNameTheirFile() throws {
-        let path = try directory([
+        let path = try temporaryDirectory(with: [
             "weather.json": manifest(
                 version: "1.4", extra: #", "dependencies": [{"id": "com.ghost.location", "versions": "^1.0.0"}]"#)
         ])

@@ -4,16 +4,6 @@ import MosaicKernel
 import Testing
 
 @Suite struct ManifestFileTests {
-    /// A fresh directory with the given files, removed when the test ends.
-    private func directory(_ files: [String: String]) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        for (name, contents) in files {
-            try Data(contents.utf8).write(to: URL(fileURLWithPath: path).appendingPathComponent(name))
-        }
-        return path
-    }
-
     private let entryPoints = [
         "WeatherModule": probe(
             "com.ghost.weather", version: "1.4.0", requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
@@ -33,7 +23,7 @@ import Testing
 
     @Test("manifest files are read in name order, and modules found there boot with those listed in code")
     func discovery() async throws {
-        let path = try directory([
+        let path = try temporaryDirectory(with: [
             "weather.json": weatherJSON,
             "README.txt": "not a manifest",
             "location.json": #"{"id": "com.ghost.location", "version": "1.2.0", "entryPoint": "LocationModule"}"#,
@@ -51,7 +41,7 @@ import Testing
 
     @Test("a malformed JSON file gives a diagnostic with the file, line and column")
     func malformedJSON() throws {
-        let path = try directory(["broken.json": "{\n  \"id\": \"com.ghost.weather\",\n  \"version\": 1.4.0\n}"])
+        let path = try temporaryDirectory(with: ["broken.json": "{\n  \"id\": \"com.ghost.weather\",\n  \"version\": 1.4.0\n}"])
         defer { try? FileManager.default.removeItem(atPath: path) }
         var catalog = ModuleCatalog()
         catalog.discover(in: path, entryPoints: entryPoints)
@@ -78,7 +68,7 @@ import Testing
             ("", "the file is empty", nil),
         ])
     func wrongShape(_ contents: String, _ expected: String, _ keyPath: String?) throws {
-        let path = try directory(["bad.json": contents])
+        let path = try temporaryDirectory(with: ["bad.json": contents])
         defer { try? FileManager.default.removeItem(atPath: path) }
         var catalog = ModuleCatalog()
         catalog.discover(in: path, entryPoints: entryPoints)
@@ -90,7 +80,7 @@ import Testing
 
     @Test("an unknown key is a warning that suggests the key that was probably meant")
     func unknownKey() throws {
-        let path = try directory([
+        let path = try temporaryDirectory(with: [
             "weather.json": weatherJSON.replacingOccurrences(of: "\"entitlements\"", with: "\"entitlement\"")
         ])
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -107,7 +97,7 @@ import Testing
 
     @Test("an entry point the host did not register is named, with the closest registered one")
     func unknownEntryPoint() throws {
-        let path = try directory([
+        let path = try temporaryDirectory(with: [
             "weather.json": weatherJSON.replacingOccurrences(of: "WeatherModule", with: "WeatherModul")
         ])
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -121,7 +111,7 @@ import Testing
 
     @Test("a file that disagrees with its module's manifest lists every difference")
     func mismatch() throws {
-        let path = try directory([
+        let path = try temporaryDirectory(with: [
             "weather.json": weatherJSON.replacingOccurrences(of: "1.4.0", with: "1.3.0")
                 .replacingOccurrences(of: "1.0.0..<2.0.0", with: "^1.0.0")
         ])
@@ -146,7 +136,7 @@ import Testing
     @Test("random bytes in a manifest file never crash discovery and always explain themselves")
     func randomBytes() throws {
         var generator = SystemRandomNumberGenerator()
-        let path = try directory([:])
+        let path = try temporaryDirectory(with: [:])
         defer { try? FileManager.default.removeItem(atPath: path) }
         for round in 0..<200 {
             var text = Array(weatherJSON.utf8)

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Mosaic
 import Synchronization
 import Testing
@@ -48,5 +49,40 @@ final class HeldPersister: StatePersister {
         try kernel.state.set(.storedPreferences, to: Preferences(city: "Oslo", units: "metric"))
         #expect(FileManager.default.fileExists(atPath: directory + "/state.sqlite-wal"))
         await kernel.shutdown()
+    }
+
+    @Test("a write to a database another connection holds locked waits for the lock, then succeeds")
+    func busyTimeout() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try StateDatabase(directory: directory)
+        let impatient = try StateDatabase(directory: directory, busyTimeout: .zero)
+        var holding = Configuration()
+        holding.allowsUnsafeTransactions = true  // the lock stays held between the two accesses below
+        let holder = try DatabaseQueue(path: directory + "/state.sqlite", configuration: holding)
+        try holder.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+        // Without waiting, a write fails at once: what a busy timeout of zero shows, and what happened before.
+        #expect(throws: (any Error).self) { try impatient.save(1, for: "com.app.count") }
+        // The save blocks its thread while it waits: a thread of its own, not one of the few the tests share.
+        let saved = Atomic(false)
+        let (outcome, finish) = AsyncStream.makeStream(of: (any Error)?.self)
+        Thread.detachNewThread {
+            do {
+                try database.save(2, for: "com.app.count")
+                saved.store(true, ordering: .sequentiallyConsistent)
+                finish.yield(nil)
+            } catch {
+                finish.yield(error)
+            }
+        }
+        // Give the write time to meet the lock; however long this takes, the write cannot finish while it is held.
+        try await Task.sleep(for: .milliseconds(100))
+        let finishedEarly = saved.load(ordering: .sequentiallyConsistent)
+        #expect(!finishedEarly)
+        try holder.inDatabase { db in try db.execute(sql: "COMMIT") }
+        var results = outcome.makeAsyncIterator()
+        let failure = await results.next()
+        #expect(failure.map { $0 == nil } == true, "\(String(describing: failure))")
+        #expect(database.load(Int.self, for: "com.app.count").value == 2)
     }
 }
