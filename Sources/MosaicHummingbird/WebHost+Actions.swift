@@ -53,7 +53,7 @@ extension WebHost {
             var request = request
             request.parameters = parameters
             do {
-                return try await route.handle(request)
+                return try await contribution.call { try await route.handle(request) }
             } catch {
                 return faultJSON("A route's handler threw", module: contribution.module, error)
             }

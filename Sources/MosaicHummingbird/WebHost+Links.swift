@@ -3,12 +3,6 @@ internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
 
-/// A feature and action a module handles links to.
-struct LinkKey: Hashable, Sendable {
-    let feature: String
-    let action: String?
-}
-
 extension WebHost {
     /// `GET /open?url=ghost://dashboard/weather/city?name=Chicago`: the link may be given as is or
     /// percent-encoded; it must be the last parameter, since everything after `url=` is the link.
@@ -59,18 +53,11 @@ extension WebHost {
     /// A link opened by `GET`: applied when its handler only navigates, else a page that asks to confirm with a
     /// `POST`, so that a link from another site (an image, a prefetch) changes nothing.
     func openOnGet(_ link: Deeplink) async -> WebResponse {
-        guard isNavigationOnly(link) else { return await shell(confirmationPage(link)) }
-        return await show(await kernel.open(link), of: link.url)
-    }
-
-    /// Whether `link` changes nothing when opened: it names no feature (it only navigates to a tab), or its
-    /// handler was declared `navigatesOnly`. A link nothing handles yet counts as changing state.
-    func isNavigationOnly(_ link: Deeplink) -> Bool {
-        guard let feature = link.feature else { return true }
-        let found =
-            navigatesOnly[LinkKey(feature: feature, action: link.action)]
-            ?? navigatesOnly[LinkKey(feature: feature, action: nil)]
-        return found ?? false
+        let result = await kernel.openNavigationOnly(link)
+        if case .notHandled(let error) = result, error.code == .needsConfirmation {
+            return await shell(confirmationPage(link))
+        }
+        return await show(result, of: link.url)
     }
 
     /// The page that asks before opening a link that may change the app's state.
@@ -102,18 +89,5 @@ extension WebHost {
                 }
             return await shell(problemPage(status: status, "This link was not handled", error.description))
         }
-    }
-
-    /// Which handlers the catalog's modules declared as only navigating.
-    static func navigatesOnly(_ catalog: ModuleCatalog) -> [LinkKey: Bool] {
-        var table: [LinkKey: Bool] = [:]
-        for entry in catalog.entries {
-            var registrar = ModuleRegistrar()
-            entry.factory.register(&registrar)
-            for handler in registrar.deeplinks {
-                table[LinkKey(feature: handler.feature, action: handler.action)] = handler.navigatesOnly
-            }
-        }
-        return table
     }
 }

@@ -85,7 +85,7 @@ extension WebHost {
             let inner = next
             next = { request in
                 do {
-                    return try await middleware.handle(request, inner)
+                    return try await contribution.call { try await middleware.handle(request, inner) }
                 } catch let fault as ModuleFault {
                     throw fault
                 } catch {

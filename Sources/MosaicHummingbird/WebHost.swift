@@ -30,8 +30,6 @@ public struct WebHost: Sendable {
     package let csrfToken: String
     /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
     let declaredEntitlements: Set<Entitlement>
-    /// For each feature and action a module handles, whether its handler only navigates (safe to apply on `GET`).
-    let navigatesOnly: [LinkKey: Bool]
 
     public init(
         kernel: Kernel, catalog: ModuleCatalog, scheme: String, title: String, options: WebHostOptions = .init(),
@@ -44,7 +42,6 @@ public struct WebHost: Sendable {
         self.options = options
         self.logger = logger
         declaredEntitlements = catalog.declaredEntitlements
-        navigatesOnly = Self.navigatesOnly(catalog)
         var generator = SystemRandomNumberGenerator()
         csrfToken = Self.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }

@@ -171,4 +171,46 @@ func linkKernel(
                 "com.app.weather and com.app.rival both handle the link weather/city; com.app.weather's is kept, com.app.rival cannot run."
             ])
     }
+
+    @Test("opening only what navigates decides on the handler a link really reaches, never another module's catch-all")
+    func navigationOnly() async throws {
+        let journal = Journal()
+        let kernel = linkKernel(
+            [
+                ModuleFactory(
+                    manifest: Manifest(id: "com.app.favourites", version: "1.0.0"),
+                    register: { module in
+                        module.handle(feature: "weather") { link, _ in journal.add("saved \(link.action ?? "")") }
+                    }
+                ) { Probe(activate: { _ in }, deactivate: {}) },
+                ModuleFactory(
+                    manifest: Manifest(id: "com.app.viewer", version: "1.0.0", entitlements: ["viewer"]),
+                    register: { module in
+                        module.handle(feature: "weather", action: "city", navigatesOnly: true) { _, _ in
+                            journal.add("viewed")
+                        }
+                    }
+                ) { Probe(activate: { _ in }, deactivate: {}) },
+            ], journal: journal)
+        try await kernel.boot()
+        // The viewer is blocked (no entitlement): its link is refused, not handed to the favourites' catch-all.
+        guard case .notHandled(let down) = await kernel.openNavigationOnly(try Deeplink(parsing: "ghost://d/weather/city"))
+        else {
+            Issue.record("a link whose own module is down must not be handled")
+            return
+        }
+        #expect(down.code == .moduleInactive)
+        // A link the catch-all handles changes state: it is not run.
+        guard case .notHandled(let asks) = await kernel.openNavigationOnly(try Deeplink(parsing: "ghost://d/weather/save"))
+        else {
+            Issue.record("a state-changing handler must not run when only navigation is allowed")
+            return
+        }
+        #expect(asks.code == .needsConfirmation)
+        #expect(journal.all.isEmpty)
+        try await kernel.grant("viewer")
+        #expect(await kernel.openNavigationOnly(try Deeplink(parsing: "ghost://d/weather/city")) == .handled(tab: "d", module: "com.app.viewer"))
+        #expect(journal.all == ["navigate d", "viewed"])
+        await kernel.shutdown()
+    }
 }

@@ -84,6 +84,16 @@ struct WebDefenceTests {
         }
     }
 
+    @Test("a route's handler runs as a call of its module: @Injected there resolves instead of stopping the process")
+    func routeHandlerInjects() async throws {
+        let (_, web) = try await ghostWeb([ForecastRouteModule.self])
+        try await Application(router: web.router()).test(.router) { client in
+            let answer = try await client.get("/api/forecast/Oslo")
+            #expect(answer.status == 200)
+            #expect(answer.body.contains("-3"))
+        }
+    }
+
     @Test("a state-changing request to the host without proof is refused, whatever its method")
     func hostMethods() async throws {
         let (app, web) = try await ghostWeb()
@@ -262,6 +272,25 @@ struct WebDefenceTests {
             let crowded = try await client.send(.get, "/dashboard", headers: headers)
             #expect(crowded.status == 431)
             #expect(await app.state(of: "com.ghost.weather") == .active)
+        }
+    }
+}
+
+/// Reads the weather through `@Injected` in its route's handler, code the host runs after the route factory.
+struct ForecastReader: Sendable {
+    @Injected var weather: any WeatherData
+}
+
+struct ForecastRouteModule: Module {
+    static let manifest = Manifest(
+        id: "com.test.forecast-route", version: "1.0.0", requires: [.module("com.ghost.weather", from: "1.0.0")])
+    static func register(in module: inout ModuleRegistrar) {
+        module.services.use((any WeatherData).self)
+        module.contribute(to: .webRoutes, id: "forecast.api", title: "Forecast") {
+            WebRoute(.get, "/forecast/:city") { request in
+                let city = request.parameters["city"] ?? ""
+                return .json("\(ForecastReader().weather.weather(in: city)?.temperature ?? 0)")
+            }
         }
     }
 }

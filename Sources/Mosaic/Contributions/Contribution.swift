@@ -36,17 +36,28 @@ public struct Contribution<Content: Sendable>: Sendable, Identifiable {
     /// The entitlement the host must grant for the contribution to show, if any.
     public let entitlement: Entitlement?
     private let make: @Sendable () async throws -> Content
+    /// The contributing module's context, which runs host-invoked module code as a call of the module.
+    private let context: ActivationContext?
 
     package init(
         id: String, module: ModuleID, priority: Int, metadata: ContributionMetadata, entitlement: Entitlement?,
-        make: @escaping @Sendable () async throws -> Content
+        context: ActivationContext? = nil, make: @escaping @Sendable () async throws -> Content
     ) {
         self.id = id
         self.module = module
         self.priority = priority
         self.metadata = metadata
         self.entitlement = entitlement
+        self.context = context
         self.make = make
+    }
+
+    /// Runs code the content handed the host (a route's or a middleware's handler) as a call of the contributing
+    /// module: with its services (so `@Injected` resolves), refused once the module is on its way out, and awaited
+    /// before its `deactivate()` runs.
+    package func call<R>(_ operation: () async throws -> R) async throws -> R {
+        guard let context else { return try await operation() }
+        return try await context.call(operation)
     }
 
     /// Builds the content, resolving the services its factory takes from the contributing module's services.

@@ -29,7 +29,8 @@ extension ModuleRegistrar {
                 dependencies: dependencies,
                 bind: { module, context in
                     Contribution<Content>(
-                        id: id, module: module, priority: priority, metadata: metadata, entitlement: entitlement
+                        id: id, module: module, priority: priority, metadata: metadata, entitlement: entitlement,
+                        context: context
                     ) {
                         try await context.call {
                             try await content(repeat try Self.argument((each Dependency).self, context))

@@ -26,6 +26,8 @@ public struct DeeplinkError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let pendingLimit = Code(rawValue: "pending-limit")
         /// The handler threw.
         public static let handlerFailed = Code(rawValue: "handler-failed")
+        /// The handler may change the app's state, and the link was to be opened only if it does not.
+        public static let needsConfirmation = Code(rawValue: "needs-confirmation")
     }
 
     public let code: Code

@@ -16,6 +16,8 @@ final class DeeplinkRouter: Sendable {
     struct Route {
         let module: ModuleID
         let entitlement: Entitlement?
+        /// Whether the handler was declared to change nothing (`navigatesOnly`).
+        let navigatesOnly: Bool
         let handle: @Sendable (Deeplink) async throws -> Void
     }
 
@@ -88,9 +90,11 @@ final class DeeplinkRouter: Sendable {
         guard !routes.isEmpty else { return }
         let released = state.withLock { state in
             for (key, route) in routes { state.routes[key] = route }
-            let ready = state.waiting.filter { Self.lookup($0.value.key, in: state.routes) != nil }
+            let ready = state.waiting.filter {
+                Self.lookup($0.value.key, in: state.routes, owners: state.owners) != nil
+            }
             for token in ready.keys { state.waiting[token] = nil }
-            return ready.values.map { ($0, Self.lookup($0.key, in: state.routes)) }
+            return ready.values.map { ($0, Self.lookup($0.key, in: state.routes, owners: state.owners)) }
         }
         for (waiting, route) in released {
             waiting.timer?.cancel()
@@ -115,8 +119,10 @@ final class DeeplinkRouter: Sendable {
         }
     }
 
-    /// Navigates to the link's tab and runs its handler, waiting for the handler's module if need be.
-    func open(_ link: Deeplink) async -> DeeplinkResult {
+    /// Navigates to the link's tab and runs its handler, waiting for the handler's module if need be. With
+    /// `navigationOnly`, a handler not declared `navigatesOnly` is not run (nor the tab navigated to): the link is
+    /// answered `needsConfirmation`. The decision is made on the route the link really reaches.
+    func open(_ link: Deeplink, navigationOnly: Bool = false) async -> DeeplinkResult {
         guard let feature = link.feature else {
             await navigator(link.tab)
             return .handled(tab: link.tab, module: nil)
@@ -132,6 +138,13 @@ final class DeeplinkRouter: Sendable {
         case .failure(let error):
             return .notHandled(error)
         case .success(let route):
+            if navigationOnly, !route.navigatesOnly {
+                return .notHandled(
+                    DeeplinkError(
+                        .needsConfirmation, "\(route.module)'s handler for \(link) may change the app's state.",
+                        fix: "Ask before opening it (a host opens such links by POST), or declare the handler "
+                            + "navigatesOnly if it changes nothing."))
+            }
             if let entitlement = route.entitlement, !state.withLock({ $0.granted.contains(entitlement) }) {
                 return .notHandled(
                     DeeplinkError(
@@ -166,8 +179,8 @@ final class DeeplinkRouter: Sendable {
 
     /// The live route for `key`, or whether waiting may bring one.
     private static func find(_ key: RouteKey, in state: State) -> Lookup {
-        if let route = lookup(key, in: state.routes) { return .route(route) }
-        let owner = lookup(key, in: state.owners)
+        if let route = lookup(key, in: state.routes, owners: state.owners) { return .route(route) }
+        let owner = lookup(key, in: state.owners, owners: state.owners)
         guard let owner else {
             let features = Set(state.owners.keys.map(\.feature)).sorted()
             return .refuse(
@@ -185,9 +198,14 @@ final class DeeplinkRouter: Sendable {
                 fix: "Activate \(owner) (grant its entitlements, fix its dependencies), then open the link again."))
     }
 
-    /// The entry for `key`'s feature and action, else for its feature as a whole.
-    private static func lookup<Value>(_ key: RouteKey, in table: [RouteKey: Value]) -> Value? {
-        table[key] ?? table[RouteKey(feature: key.feature, action: nil)]
+    /// The entry for `key`'s feature and action, else for its feature as a whole; never the feature's when the
+    /// exact key has an owner, so a link never reaches another module's catch-all while its own module is down.
+    private static func lookup<Value>(
+        _ key: RouteKey, in table: [RouteKey: Value], owners: [RouteKey: ModuleID]
+    ) -> Value? {
+        if let exact = table[key] { return exact }
+        guard owners[key] == nil else { return nil }
+        return table[RouteKey(feature: key.feature, action: nil)]
     }
 
     /// Waits for the module of `key` to activate, within the limits.
@@ -227,7 +245,7 @@ final class DeeplinkRouter: Sendable {
             state.withLock { $0.waiting[token]?.timer = timer }
         }
         guard let route else {
-            let owner = state.withLock { Self.lookup(key, in: $0.owners) }
+            let owner = state.withLock { Self.lookup(key, in: $0.owners, owners: $0.owners) }
             return .failure(
                 DeeplinkError(
                     .moduleInactive,

@@ -25,6 +25,19 @@ extension Kernel {
         return await deeplinkRouter.open(link)
     }
 
+    /// Opens a link only if it changes nothing: one naming no feature, or whose handler (the one the link really
+    /// reaches) was declared `navigatesOnly`. Any other link is not run and is answered
+    /// ``DeeplinkResult/notHandled(_:)`` with code `needsConfirmation`: what a host uses for links that arrive by
+    /// `GET`, which another site can make a browser send.
+    public nonisolated func openNavigationOnly(_ link: Deeplink) async -> DeeplinkResult {
+        do {
+            try linkRules.check(scheme: link.scheme)
+        } catch {
+            return .notHandled(error)
+        }
+        return await deeplinkRouter.open(link, navigationOnly: true)
+    }
+
     /// ``KernelOptions/deeplinkRules`` with the host's own schemes when the options name none.
     nonisolated var linkRules: DeeplinkRules {
         var rules = options.deeplinkRules
@@ -38,7 +51,9 @@ extension Kernel {
         _ handler: DeeplinkHandler, of id: ModuleID, _ context: ActivationContext
     ) -> (DeeplinkRouter.RouteKey, DeeplinkRouter.Route) {
         let key = DeeplinkRouter.RouteKey(feature: handler.feature, action: handler.action)
-        let route = DeeplinkRouter.Route(module: id, entitlement: handler.entitlement) { link in
+        let route = DeeplinkRouter.Route(
+            module: id, entitlement: handler.entitlement, navigatesOnly: handler.navigatesOnly
+        ) { link in
             try await context.call { try await handler.handle(link, context) }
         }
         return (key, route)
