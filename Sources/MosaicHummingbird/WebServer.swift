@@ -31,7 +31,10 @@ public enum WebServer {
         onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> ServiceGroup {
         let idle = host.options.idleTimeout.components
-        let idleTimeout = TimeAmount.nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
+        // Clamped: a timeout meant as "never" (`.seconds(.max)`) must not overflow into a trap.
+        let (nanoseconds, overflow) = idle.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let idleTimeout = TimeAmount.nanoseconds(
+            overflow ? .max : nanoseconds.addingReportingOverflow(idle.attoseconds / 1_000_000_000).partialValue)
         let application = Application(
             router: host.router(),
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: idleTimeout)),

@@ -138,6 +138,25 @@ import Testing
         #expect(error.fix.contains("HostEnvironment(version: …, schemes: [\"myapp\"])"))
         await kernel.shutdown()
     }
+
+    @Test("a manifest that is a link to an endless file is refused after its size limit, not read to the end")
+    func symlinkToEndlessFile() throws {
+        let path = try temporaryDirectory(with: [:])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try FileManager.default.createSymbolicLink(atPath: path + "/zero.json", withDestinationPath: "/dev/zero")
+        var catalog = ModuleCatalog()
+        catalog.discover(in: path, entryPoints: [:])
+        #expect(catalog.diagnostics.map(\.code) == [.manifestMalformed])
+        #expect(catalog.diagnostics.first?.message.contains("more than 1048576 bytes") == true)
+    }
+
+    @Test("link schemes are compared without case, however the allowed set was filled")
+    func schemeCase() throws {
+        var rules = DeeplinkRules()
+        rules.allowedSchemes = ["MyApp"]
+        #expect(throws: Never.self) { try Deeplink(parsing: "myapp://tab", rules: rules) }
+        #expect(throws: DeeplinkError.self) { try Deeplink(parsing: "other://tab", rules: rules) }
+    }
 }
 
 /// Two services of one name, in two namespaces.

@@ -27,7 +27,10 @@ public struct DeeplinkRules: Sendable, Hashable {
 extension DeeplinkRules {
     /// Refuses `scheme` unless ``allowedSchemes`` names it or ``anyScheme``; an empty set accepts nothing here.
     package func check(scheme: String) throws(DeeplinkError) {
-        guard !allowedSchemes.contains(Self.anyScheme), !allowedSchemes.contains(scheme) else { return }
+        let scheme = scheme.lowercased()
+        // Lowered here too: `allowedSchemes` is a public var, set past the initializer that lowers it.
+        guard !allowedSchemes.contains(Self.anyScheme), !allowedSchemes.contains(where: { $0.lowercased() == scheme })
+        else { return }
         let shown = scheme.quotedForMessage(limit: 40)
         guard !allowedSchemes.isEmpty else {
             throw DeeplinkError(

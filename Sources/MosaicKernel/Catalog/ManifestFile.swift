@@ -66,7 +66,21 @@ struct ManifestFile: Decodable {
                     ]
                 )
             }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            // Read at most one byte past the limit: the size above is the link's, not what it points to (a symlink
+            // to /dev/zero), and a file may grow after it was measured.
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: maximumSize + 1) ?? Data()
+            guard data.count <= maximumSize else {
+                return (
+                    nil,
+                    [
+                        problem(
+                            "the file holds more than \(maximumSize) bytes; a manifest may be at most \(maximumSize).",
+                            fix: "Point the kernel at a directory of manifest files only, or shrink this one.")
+                    ]
+                )
+            }
         } catch {
             return (
                 nil,
