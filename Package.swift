@@ -34,7 +34,7 @@ let package = Package(
         .target(
             name: "Mosaic",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             swiftSettings: strictSettings
         ),

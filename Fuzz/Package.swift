@@ -1,6 +1,8 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+let mosaic: Target.Dependency = .product(name: "Mosaic", package: "Mosaic")
+
 /// libFuzzer entry points for Mosaic's parsers of outside input. A separate package, so the library never depends
 /// on fuzzing tooling; `Fuzz/run.sh` builds it with `-sanitize=fuzzer,address` and runs each target.
 let package = Package(
@@ -10,17 +12,14 @@ let package = Package(
     targets: [
         .target(name: "LibFuzzer"),
         .target(name: "FuzzSupport", dependencies: ["LibFuzzer"]),
-        .executableTarget(name: "FuzzDeeplink", dependencies: ["FuzzSupport", .product(name: "Mosaic", package: "Mosaic")]),
-        .executableTarget(name: "FuzzQuery", dependencies: ["FuzzSupport", .product(name: "Mosaic", package: "Mosaic")]),
-        .executableTarget(name: "FuzzVersion", dependencies: ["FuzzSupport", .product(name: "Mosaic", package: "Mosaic")]),
+        .executableTarget(name: "FuzzDeeplink", dependencies: ["FuzzSupport", mosaic]),
+        .executableTarget(name: "FuzzQuery", dependencies: ["FuzzSupport", mosaic]),
+        .executableTarget(name: "FuzzVersion", dependencies: ["FuzzSupport", mosaic]),
         .executableTarget(
             name: "FuzzHTML",
             dependencies: ["FuzzSupport", .product(name: "MosaicHummingbird", package: "Mosaic")]),
         .executableTarget(
             name: "FuzzManifest",
-            dependencies: [
-                "FuzzSupport", .product(name: "Mosaic", package: "Mosaic"),
-                .product(name: "MosaicKernel", package: "Mosaic"),
-            ]),
+            dependencies: ["FuzzSupport", mosaic, .product(name: "MosaicKernel", package: "Mosaic")]),
     ]
 )

@@ -60,7 +60,10 @@ extension ExtensionPoint where Content == String {
             module.contribute(to: .fakeDashboard, id: "w", title: "W") { "text" }
         }
         let found = diagnostics([factory]).filter { $0.code == .contentTypeMismatch }
-        #expect(found.map(\.message) == ["com.app.weather contributes String to mosaic.dashboard, which takes Mosaic.Panel."])
+        #expect(
+            found.map(\.message) == [
+                "com.app.weather contributes String to mosaic.dashboard, which takes Mosaic.Panel."
+            ])
     }
 
     @Test("two contributions with one identifier in a point are an error, across modules and within one")

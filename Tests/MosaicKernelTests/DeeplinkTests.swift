@@ -194,14 +194,18 @@ func linkKernel(
             ], journal: journal)
         try await kernel.boot()
         // The viewer is blocked (no entitlement): its link is refused, not handed to the favourites' catch-all.
-        guard case .notHandled(let down) = await kernel.openNavigationOnly(try Deeplink(parsing: "ghost://d/weather/city"))
+        guard
+            case .notHandled(let down) = await kernel.openNavigationOnly(
+                try Deeplink(parsing: "ghost://d/weather/city"))
         else {
             Issue.record("a link whose own module is down must not be handled")
             return
         }
         #expect(down.code == .moduleInactive)
         // A link the catch-all handles changes state: it is not run.
-        guard case .notHandled(let asks) = await kernel.openNavigationOnly(try Deeplink(parsing: "ghost://d/weather/save"))
+        guard
+            case .notHandled(let asks) = await kernel.openNavigationOnly(
+                try Deeplink(parsing: "ghost://d/weather/save"))
         else {
             Issue.record("a state-changing handler must not run when only navigation is allowed")
             return
@@ -209,7 +213,9 @@ func linkKernel(
         #expect(asks.code == .needsConfirmation)
         #expect(journal.all.isEmpty)
         try await kernel.grant("viewer")
-        #expect(await kernel.openNavigationOnly(try Deeplink(parsing: "ghost://d/weather/city")) == .handled(tab: "d", module: "com.app.viewer"))
+        #expect(
+            await kernel.openNavigationOnly(try Deeplink(parsing: "ghost://d/weather/city"))
+                == .handled(tab: "d", module: "com.app.viewer"))
         #expect(journal.all == ["navigate d", "viewed"])
         await kernel.shutdown()
     }

@@ -71,7 +71,9 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
         ])
         let report = try await kernel.boot()
         #expect(report["com.app.nosy"]?.state.name == "failed")
-        #expect(report["com.app.nosy"]?.state.reason?.contains("module.services.use(MosaicKernelTests.Forecast.self)") == true)
+        #expect(
+            report["com.app.nosy"]?.state.reason?.contains("module.services.use(MosaicKernelTests.Forecast.self)")
+                == true)
         #expect(report["com.app.weather"]?.state.isActive == true)
         await kernel.shutdown()
     }

@@ -64,7 +64,8 @@ import Testing
         #expect(version.location == Diagnostic.Location(file: path + "/weather.json", keyPath: "version"))
         let missing = try #require(diagnostics.first { $0.code == .missingDependency })
         #expect(missing.location == Diagnostic.Location(file: path + "/weather.json", keyPath: "dependencies[0].id"))
-        #expect(missing.description.hasPrefix(path + "/weather.json (at dependencies[0].id): error[dependency.missing]"))
+        #expect(
+            missing.description.hasPrefix(path + "/weather.json (at dependencies[0].id): error[dependency.missing]"))
     }
 
     @Test("a misspelt dependency gets 'did you mean', and the fix names both ways to resolve it")
@@ -75,7 +76,10 @@ import Testing
                 probe("com.ghost.dashboard", requires: [.module("com.ghost.wether", .from("1.0.0"))])),
             host: testHost, entitlements: .granted([]))
         let missing = try #require(diagnostics.first { $0.code == .missingDependency })
-        #expect(missing.message == "com.ghost.dashboard requires com.ghost.wether, which is not installed. Did you mean com.ghost.weather?")
+        #expect(
+            missing.message
+                == "com.ghost.dashboard requires com.ghost.wether, which is not installed. Did you mean com.ghost.weather?"
+        )
         #expect(
             missing.fix
                 == "If com.ghost.weather was meant, correct the dependency in com.ghost.dashboard's manifest; "

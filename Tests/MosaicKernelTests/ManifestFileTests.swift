@@ -41,7 +41,9 @@ import Testing
 
     @Test("a malformed JSON file gives a diagnostic with the file, line and column")
     func malformedJSON() throws {
-        let path = try temporaryDirectory(with: ["broken.json": "{\n  \"id\": \"com.ghost.weather\",\n  \"version\": 1.4.0\n}"])
+        let path = try temporaryDirectory(with: [
+            "broken.json": "{\n  \"id\": \"com.ghost.weather\",\n  \"version\": 1.4.0\n}"
+        ])
         defer { try? FileManager.default.removeItem(atPath: path) }
         var catalog = ModuleCatalog()
         catalog.discover(in: path, entryPoints: entryPoints)

@@ -91,14 +91,19 @@ func serviceModule(
         #expect(builds.count == 0)
         let missing = diagnostics.with(.missingServiceProvider)
         #expect(missing.map(\.modules) == [["com.app.lonely"], ["com.app.loop"]])
-        #expect(missing.first?.message == "com.app.lonely uses MosaicKernelTests.Telemetry, which no module and not the host provides.")
+        #expect(
+            missing.first?.message
+                == "com.app.lonely uses MosaicKernelTests.Telemetry, which no module and not the host provides.")
         let duplicate = diagnostics.with(.duplicateServiceProvider)
         #expect(duplicate.count == 1)
-        #expect(duplicate.first?.message.contains("com.app.one and com.app.two both provide MosaicKernelTests.Clock") == true)
+        #expect(
+            duplicate.first?.message.contains("com.app.one and com.app.two both provide MosaicKernelTests.Clock")
+                == true)
         let captive = diagnostics.with(.captiveService)
         #expect(
             captive.first?.message.hasPrefix(
-                "the singleton String in com.app.captor depends on MosaicKernelTests.Forecast, which is transient") == true)
+                "the singleton String in com.app.captor depends on MosaicKernelTests.Forecast, which is transient")
+                == true)
     }
 
     @Test("a cycle among factories is reported with its full path")
@@ -114,7 +119,9 @@ func serviceModule(
             host: testHost)
         let cycle = diagnostics.with(.serviceCycle)
         #expect(cycle.count == 1)
-        #expect(cycle.first?.message.hasPrefix("MosaicKernelTests.Clock (com.app.a) → MosaicKernelTests.Forecast (com.app.b) → "
+        #expect(
+            cycle.first?.message.hasPrefix(
+                "MosaicKernelTests.Clock (com.app.a) → MosaicKernelTests.Forecast (com.app.b) → "
                     + "MosaicKernelTests.Clock (com.app.a)") == true)
     }
 
@@ -163,7 +170,9 @@ func serviceModule(
         try await kernel.boot()
         let error = try #require(outcome.withLock { $0 })
         #expect(error.code == .notDeclared)
-        #expect(error.message.contains("add `module.services.use(MosaicKernelTests.Clock.self)` to com.app.nosy's registration"))
+        #expect(
+            error.message.contains(
+                "add `module.services.use(MosaicKernelTests.Clock.self)` to com.app.nosy's registration"))
         await kernel.shutdown()
     }
 

@@ -30,7 +30,8 @@ struct HarnessTests {
     func missingService() async throws {
         let error = await #expect(throws: HarnessError.self) { try await TestHarness(DashboardModule.self).start() }
         let text = try #require(error).description
-        #expect(text.contains("com.ghost.dashboard uses GhostApp.WeatherData, which no module and not the host provides"))
+        #expect(
+            text.contains("com.ghost.dashboard uses GhostApp.WeatherData, which no module and not the host provides"))
         #expect(text.contains("harness.override(Service.self)"))
 
         var harness = TestHarness(DashboardModule.self)

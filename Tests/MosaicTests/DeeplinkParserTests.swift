@@ -63,7 +63,8 @@ import Testing
         #expect(error?.message == "The link is 5000012 bytes long; links are at most 2048.")
     }
 
-    @Test("a link's URL may outgrow the limit its text met, since raw characters are percent-encoded (found by fuzzing)")
+    @Test(
+        "a link's URL may outgrow the limit its text met, since raw characters are percent-encoded (found by fuzzing)")
     func urlLongerThanText() throws {
         let link = try Deeplink(parsing: "ghost://tab/" + String(repeating: "é", count: 500))
         #expect(link.url.utf8.count == 12 + 500 * 6)

@@ -16,4 +16,3 @@ public func text(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> String {
     guard let bytes else { return "" }
     return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
 }
-

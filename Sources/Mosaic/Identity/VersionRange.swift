@@ -85,7 +85,9 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
 
     private static func problem(_ lower: SemanticVersion?, _ upper: SemanticVersion?, _ closed: Bool) -> String? {
         let shown = VersionRange.describe(lower, upper, closed)
-        if let problem = lower?.problem ?? upper?.problem { return "range \(shown.quotedForMessage(limit: 120)): \(problem)" }
+        if let problem = lower?.problem ?? upper?.problem {
+            return "range \(shown.quotedForMessage(limit: 120)): \(problem)"
+        }
         if let lower, let upper, closed ? lower > upper : lower >= upper {
             return "range \(shown.quotedForMessage(limit: 120)) is empty; its lower bound must be below its upper bound"
         }

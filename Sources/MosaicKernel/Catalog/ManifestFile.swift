@@ -62,7 +62,8 @@ struct ManifestFile: Decodable {
                     [
                         problem(
                             "the file is empty.",
-                            fix: "Write the manifest as one JSON object with at least 'id', 'version' and 'entryPoint'.")
+                            fix: "Write the manifest as one JSON object with at least 'id', 'version' and 'entryPoint'."
+                        )
                     ]
                 )
             }

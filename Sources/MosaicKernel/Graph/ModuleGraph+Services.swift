@@ -84,7 +84,9 @@ extension ModuleGraph {
                 report(
                     .standardMismatch, .error, [id],
                     "\(id) requires the standard to conform to \(requirement.name); \(qualifiedTypeName(type(of: standard))) does not.",
-                    fix: "Make \(qualifiedTypeName(type(of: standard))) conform to \(requirement.name), or remove \(id).", fault: true)
+                    fix:
+                        "Make \(qualifiedTypeName(type(of: standard))) conform to \(requirement.name), or remove \(id).",
+                    fault: true)
             }
         }
     }

@@ -162,7 +162,8 @@ public struct ModuleGraph: Sendable {
                 let message = "\(id) requires \(dependency.id), which is not installed.\(meant)"
                 report(
                     .missingDependency, .error, [id, dependency.id], message,
-                    fix: fix("add \(dependency.id) to the catalog, or declare the dependency optional in \(id)'s manifest."),
+                    fix: fix(
+                        "add \(dependency.id) to the catalog, or declare the dependency optional in \(id)'s manifest."),
                     keyPath: keyPath)
                 nodes[index].unmet.append((dependency.id, message))
             }

@@ -32,7 +32,8 @@ struct OutsidePrograms: Sendable {
     /// Records a failure when the programs are missing although CI requires them; call first in the test.
     func requirePresent() -> Bool {
         guard !missing.isEmpty else { return true }
-        Issue.record("\(name) are required here (MOSAIC_REQUIRE_OUTSIDE_PROGRAMS=1) but \(missing) are missing: \(install)")
+        Issue.record(
+            "\(name) are required here (MOSAIC_REQUIRE_OUTSIDE_PROGRAMS=1) but \(missing) are missing: \(install)")
         return false
     }
 
