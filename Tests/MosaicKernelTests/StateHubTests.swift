@@ -55,7 +55,17 @@ final class HeldPersister: StatePersister {
     func busyTimeout() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let database = try StateDatabase(directory: directory)
+        // The write announces that it met the lock, then waits (as SQLite's busy timeout does) until the test lets
+        // the lock go: no time passes in the test, and the write cannot finish while the lock is held.
+        let (busy, announce) = AsyncStream.makeStream(of: Void.self)
+        let lockReleased = DispatchSemaphore(value: 0)
+        let database = try StateDatabase(
+            directory: directory,
+            busyMode: .callback { _ in
+                announce.yield()
+                lockReleased.wait()
+                return true
+            })
         let impatient = try StateDatabase(directory: directory, busyTimeout: .zero)
         var holding = Configuration()
         holding.allowsUnsafeTransactions = true  // the lock stays held between the two accesses below
@@ -75,11 +85,12 @@ final class HeldPersister: StatePersister {
                 finish.yield(error)
             }
         }
-        // Give the write time to meet the lock; however long this takes, the write cannot finish while it is held.
-        try await Task.sleep(for: .milliseconds(100))
+        var meetings = busy.makeAsyncIterator()
+        _ = await meetings.next()
         let finishedEarly = saved.load(ordering: .sequentiallyConsistent)
         #expect(!finishedEarly)
         try holder.inDatabase { db in try db.execute(sql: "COMMIT") }
+        lockReleased.signal()
         var results = outcome.makeAsyncIterator()
         let failure = await results.next()
         #expect(failure.map { $0 == nil } == true, "\(String(describing: failure))")

@@ -15,11 +15,17 @@ struct StateDatabase: StatePersister {
 
     /// Opens (creating if need be) the database in `directory`.
     init(directory: String, busyTimeout: Duration = .seconds(5)) throws {
+        let (seconds, attoseconds) = busyTimeout.components
+        try self.init(directory: directory, busyMode: .timeout(Double(seconds) + Double(attoseconds) / 1e18))
+    }
+
+    /// Opens the database with `busyMode` deciding what a write does when another connection holds the lock
+    /// (tests pass a callback, to see the write meet the lock).
+    init(directory: String, busyMode: Database.BusyMode) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.journalMode = .wal
-        let (seconds, attoseconds) = busyTimeout.components
-        configuration.busyMode = .timeout(Double(seconds) + Double(attoseconds) / 1e18)
+        configuration.busyMode = busyMode
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         queue = try DatabaseQueue(
             path: URL(fileURLWithPath: directory).appendingPathComponent("state.sqlite").path,

@@ -16,7 +16,7 @@ struct OutsidePrograms: Sendable {
     static let browser = OutsidePrograms(
         name: "Chromium, chromium-driver and Selenium",
         install: "apt-get install chromium chromium-driver && python3 -m pip install selenium",
-        missing: missingExecutables(["chromium", "chromedriver"]) + missingPythonModules(["selenium"]))
+        missing: missingExecutables(["chromium", "chromedriver", "python3"]) + missingPythonModules(["selenium"]))
 
     /// Whether CI demands every outside program.
     static let required = ProcessInfo.processInfo.environment["MOSAIC_REQUIRE_OUTSIDE_PROGRAMS"] == "1"
@@ -45,8 +45,10 @@ struct OutsidePrograms: Sendable {
         }
     }
 
+    /// Python modules that cannot be imported; all of them when there is no `python3` to ask.
     private static func missingPythonModules(_ names: [String]) -> [String] {
-        names.filter { name in
+        guard missingExecutables(["python3"]).isEmpty else { return names.map { "python3 module \($0)" } }
+        return names.filter { name in
             let process = Process()
             process.executableURL = URL(filePath: "/usr/bin/env")
             process.arguments = ["python3", "-c", "import \(name)"]
