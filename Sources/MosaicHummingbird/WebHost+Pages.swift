@@ -22,7 +22,7 @@ extension WebHost {
                     main: "<h1>No tab named “\(HTML.escape(tab))”</h1><p>\(HTML.escape("The tabs are: \(known)."))</p>",
                     notice: notice)
             }
-            let pages = kernel.contributions(for: .tabPages).filter { $0.metadata.attributes["tab"] == tab }
+            let pages = kernel.contributions(for: .tabPages).filter { $0.metadata.tab == tab }
             main = pages.isEmpty ? "<p>Nothing here yet.</p>" : await sections(pages, class: "panel")
         }
         let title = kernel.contributions(for: .tabs).first { $0.id == tab }?.metadata.title ?? tab

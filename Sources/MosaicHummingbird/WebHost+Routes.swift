@@ -1,7 +1,7 @@
 internal import Foundation
 internal import HTTPTypes
 public import Hummingbird
-internal import Mosaic
+@_spi(Hosting) internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
 

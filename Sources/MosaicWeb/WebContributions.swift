@@ -139,7 +139,7 @@ extension ExtensionPoint where Content == WebMiddleware {
 }
 
 extension ExtensionPoint where Content == Panel {
-    /// The content of a tab: panels whose contribution's `tab` attribute names it.
+    /// The content of a tab: panels whose contribution names the tab (`contribute(to: .tabPages, …, tab: "weather")`).
     public static var tabPages: Self { ExtensionPoint(id: "mosaic.web.tab-pages") }
 }
 

@@ -204,7 +204,7 @@ struct WebDefenceTests {
                 let page = try await client.get(uri)
                 #expect(page.status == 200)
                 #expect(page.body.contains("Open this link?"))
-                #expect(app.state[.favouriteCity] == "Chicago", "\(uri)")
+                #expect(app.sharedState[.favouriteCity] == "Chicago", "\(uri)")
             }
             let peek = marker()
             let peeked = try await client.get("/dashboard/peek?note=\(peek)")
@@ -278,14 +278,14 @@ struct WebDefenceTests {
 
 /// Reads the weather through `@Injected` in its route's handler, code the host runs after the route factory.
 struct ForecastReader: Sendable {
-    @Injected var weather: any WeatherData
+    @Injected(.weatherData) var weather
 }
 
 struct ForecastRouteModule: Module {
     static let manifest = Manifest(
         id: "com.test.forecast-route", version: "1.0.0", requires: [.module("com.ghost.weather", from: "1.0.0")])
     static func register(in module: inout ModuleRegistrar) {
-        module.services.use((any WeatherData).self)
+        module.services.use(.weatherData)
         module.contribute(to: .webRoutes, id: "forecast.api", title: "Forecast") {
             WebRoute(.get, "/forecast/:city") { request in
                 let city = request.parameters["city"] ?? ""

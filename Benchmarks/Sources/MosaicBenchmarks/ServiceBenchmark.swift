@@ -10,6 +10,18 @@ import Swinject
 protocol LeafA: Sendable { var value: Int { get } }
 protocol LeafB: Sendable { var value: Int { get } }
 protocol LeafC: Sendable { var value: Int { get } }
+
+extension ServiceKey where Value == any LeafA {
+    static var leafA: Self { Self() }
+}
+
+extension ServiceKey where Value == any LeafB {
+    static var leafB: Self { Self() }
+}
+
+extension ServiceKey where Value == any LeafC {
+    static var leafC: Self { Self() }
+}
 final class A: LeafA { let value = 1 }
 final class B: LeafB { let value = 2 }
 final class C: LeafC { let value = 3 }
@@ -24,6 +36,10 @@ final class Root: Sendable {
     }
 }
 protocol Shared: Sendable { var value: Int { get } }
+
+extension ServiceKey where Value == any Shared {
+    static var shared: Self { Self() }
+}
 final class SharedImpl: Shared { let value = 7 }
 
 /// Keeps the optimizer from deleting the work being measured.
@@ -41,11 +57,11 @@ func mosaicServices() async throws -> Services {
     let module = ModuleFactory(
         manifest: Manifest(id: "bench.services", version: "1.0.0"),
         register: { module in
-            module.services.singleton((any Shared).self) { SharedImpl() }
-            module.services.transient((any LeafA).self) { A() }
-            module.services.transient((any LeafB).self) { B() }
-            module.services.transient((any LeafC).self) { C() }
-            module.services.transient(Root.self) { (a: any LeafA, b: any LeafB, c: any LeafC) in
+            module.services.singleton(.shared) { SharedImpl() }
+            module.services.transient(.leafA) { A() }
+            module.services.transient(.leafB) { B() }
+            module.services.transient(.leafC) { C() }
+            module.services.transient(ServiceKey(Root.self)) { (a: any LeafA, b: any LeafB, c: any LeafC) in
                 Root(a: a, b: b, c: c)
             }
         }
@@ -65,12 +81,12 @@ func mosaicServices() async throws -> Services {
 
 func swinjectContainer() -> Container {
     let container = Container()
-    container.register((any Shared).self) { _ in SharedImpl() }.inObjectScope(.container)
-    container.register((any LeafA).self) { _ in A() }.inObjectScope(.transient)
-    container.register((any LeafB).self) { _ in B() }.inObjectScope(.transient)
-    container.register((any LeafC).self) { _ in C() }.inObjectScope(.transient)
-    container.register(Root.self) { r in
-        Root(a: r.resolve((any LeafA).self)!, b: r.resolve((any LeafB).self)!, c: r.resolve((any LeafC).self)!)
+    container.register(.shared) { _ in SharedImpl() }.inObjectScope(.container)
+    container.register(.leafA) { _ in A() }.inObjectScope(.transient)
+    container.register(.leafB) { _ in B() }.inObjectScope(.transient)
+    container.register(.leafC) { _ in C() }.inObjectScope(.transient)
+    container.register(ServiceKey(Root.self)) { r in
+        Root(a: r.resolve(.leafA)!, b: r.resolve(.leafB)!, c: r.resolve(.leafC)!)
     }.inObjectScope(.transient)
     return container
 }
@@ -120,31 +136,31 @@ func runServiceBenchmark() async throws {
         "singleton",
         [
             nanoseconds { consume(holder) },
-            try nanoseconds { consume(try mosaic.resolve((any Shared).self)) },
+            try nanoseconds { consume(try mosaic.resolve(.shared)) },
             nanoseconds { consume(Dependency(SharedKey.self).wrappedValue) },
-            nanoseconds { consume(swinject.resolve((any Shared).self)!) },
+            nanoseconds { consume(swinject.resolve(.shared)!) },
         ])
     line(
         "singleton, borrowed",
         [
             nanoseconds { consume(holder.value) },
-            try nanoseconds { consume(try mosaic.withService((any Shared).self) { $0.value }) },
+            try nanoseconds { consume(try mosaic.withService(.shared) { $0.value }) },
             nanoseconds { consume(Dependency(SharedKey.self).wrappedValue.value) },
-            nanoseconds { consume(swinject.resolve((any Shared).self)!.value) },
+            nanoseconds { consume(swinject.resolve(.shared)!.value) },
         ])
     line(
         "transient",
         [
             nanoseconds { consume(A() as any LeafA) },
-            try nanoseconds { consume(try mosaic.resolve((any LeafA).self)) },
+            try nanoseconds { consume(try mosaic.resolve(.leafA)) },
             nanoseconds { consume(Dependency(LeafFactoryKey.self).wrappedValue.make()) },
-            nanoseconds { consume(swinject.resolve((any LeafA).self)!) },
+            nanoseconds { consume(swinject.resolve(.leafA)!) },
         ])
     line(
         "root + 3 dependencies",
         [
             nanoseconds { consume(Root(a: A(), b: B(), c: C())) },
-            try nanoseconds { consume(try mosaic.resolve(Root.self)) },
+            try nanoseconds { consume(try mosaic.resolve(ServiceKey(Root.self))) },
             nanoseconds {
                 consume(
                     Root(
@@ -152,14 +168,14 @@ func runServiceBenchmark() async throws {
                         b: Dependency(LeafBFactoryKey.self).wrappedValue(),
                         c: Dependency(LeafCFactoryKey.self).wrappedValue()))
             },
-            nanoseconds { consume(swinject.resolve(Root.self)!) },
+            nanoseconds { consume(swinject.resolve(ServiceKey(Root.self))!) },
         ])
     let shared: any Shared = holder
     print("\nA singleton from 1 and from 2 threads at once: wall time per resolution, ns")
     for (name, resolve) in [
         ("direct", { @Sendable in consume(shared) }),
-        ("Mosaic", { @Sendable in consume(try? mosaic.resolve((any Shared).self)) }),
-        ("Mosaic, borrowed", { @Sendable in consume(try? mosaic.withService((any Shared).self) { $0.value }) }),
+        ("Mosaic", { @Sendable in consume(try? mosaic.resolve(.shared)) }),
+        ("Mosaic, borrowed", { @Sendable in consume(try? mosaic.withService(.shared) { $0.value }) }),
     ] as [(String, @Sendable () -> Void)] {
         let one = nanosecondsInParallel(threads: 1, resolve)
         let two = nanosecondsInParallel(threads: 2, resolve)

@@ -14,7 +14,7 @@ func runStateBenchmark() async throws {
     for observers in [1, 1_000] {
         let kernel = Kernel(catalog: ModuleCatalog(), host: HostEnvironment(version: "1.0.0"), logger: quiet)
         try await kernel.boot()
-        let state = kernel.state
+        let state = kernel.sharedState
         let timings = try await fanOut(
             observers: observers, subscribe: { state.values(of: .benchmarkCounter) }, accept: { $0 > 0 }
         ) { round in try state.set(.benchmarkCounter, to: round) }

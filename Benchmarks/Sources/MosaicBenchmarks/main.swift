@@ -29,10 +29,10 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     }
 } else if CommandLine.arguments.dropFirst().first == "profile-singleton" {
     let services = try await mosaicServices()
-    for _ in 0..<50_000_000 { consume(try services.resolve((any Shared).self)) }
+    for _ in 0..<50_000_000 { consume(try services.resolve(.shared)) }
 } else if CommandLine.arguments.dropFirst().first == "profile-root" {
     let services = try await mosaicServices()
-    for _ in 0..<10_000_000 { consume(try services.resolve(Root.self)) }
+    for _ in 0..<10_000_000 { consume(try services.resolve(ServiceKey(Root.self))) }
 } else if CommandLine.arguments.dropFirst().first == "profile-many" {
     for _ in 0..<300 { _ = try await registerAndResolveMany("mosaic") }
 } else if CommandLine.arguments.dropFirst().first == "profile-revoke" {

@@ -90,9 +90,22 @@ extension ExtensionPoint where Content == Panel {
     public static var mainView: Self { ExtensionPoint(id: "mosaic.main-view", cardinality: .atMostOne) }
 }
 
+extension ModuleRegistrar {
+    /// Declares the tab `id`: a contribution to ``ExtensionPoint/tabs`` that leads to `scheme://id` in the host's
+    /// scheme, and that pages (`contribute(to:…, tab: id)`) may name. The title defaults to `id`.
+    public mutating func tab(
+        _ id: String, priority: Int = 0, title: String? = nil, icon: String? = nil,
+        requires entitlement: Entitlement? = nil
+    ) {
+        contribute(to: .tabs, id: id, priority: priority, title: title, icon: icon, requires: entitlement) {
+            (context: ActivationContext) in NavigationItem(target: context.url(forTab: id))
+        }
+    }
+}
+
 extension AnyExtensionPoint {
     /// The points every kernel declares: Forsetti's and Ghost's.
-    public static let standard: [AnyExtensionPoint] = [
+    public static let builtIn: [AnyExtensionPoint] = [
         ExtensionPoint.tabs.erased, ExtensionPoint.sidebar.erased, ExtensionPoint.toolbar.erased,
         ExtensionPoint.menu.erased, ExtensionPoint.dashboard.erased, ExtensionPoint.dashboardWidgets.erased,
         ExtensionPoint.settings.erased, ExtensionPoint.inspector.erased, ExtensionPoint.mainView.erased,

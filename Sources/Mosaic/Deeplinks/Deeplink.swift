@@ -93,7 +93,7 @@ public struct QueryItem: Sendable, Hashable {
 
     /// The items of a query string or a form body (`a=1&b=two+words`), decoded as a link's query is: percent
     /// escapes and `+` as a space; malformed escapes and control characters are rejected with their reason.
-    public static func items(parsing query: String) throws(DeeplinkError) -> [QueryItem] {
+    @_spi(Hosting) public static func items(parsing query: String) throws(DeeplinkError) -> [QueryItem] {
         try Deeplink.queryItems(Array(query.utf8)[...])
     }
 }

@@ -50,7 +50,7 @@ extension Deeplink {
     ///
     /// Segments and query parts are percent-decoded, `+` in the query is a space, a `#fragment` is ignored, and
     /// empty segments are skipped. Control characters, spaces and malformed `%` escapes are rejected.
-    public init(parsing text: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError) {
+    @_spi(Hosting) public init(parsing text: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError) {
         let bytes = try Self.check(text, rules: rules)
         guard let separator = Self.find(Array("://".utf8), in: bytes) else {
             throw DeeplinkError(
@@ -63,7 +63,7 @@ extension Deeplink {
     }
 
     /// Parses the path form a web host receives, `/tab/feature/action?key=value`, as a link of `scheme`.
-    public init(parsingPath text: String, scheme: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError)
+    @_spi(Hosting) public init(parsingPath text: String, scheme: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError)
     {
         let bytes = try Self.check(text, rules: rules)
         try self.init(scheme: scheme.lowercased(), rest: bytes[...])

@@ -21,7 +21,7 @@ public struct EventError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What carries events between modules: the kernel, or a test harness.
-public protocol EventBus: Sendable {
+package protocol EventBus: Sendable {
     /// Delivers `event` to every subscriber of its type, stamped with `sender`; never waits for a subscriber.
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError)
     /// The events of `type` from now on, for `subscriber`, keeping at most `buffer` undelivered ones.

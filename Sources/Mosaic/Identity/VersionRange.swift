@@ -31,7 +31,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// Every version.
     public static let any = VersionRange(lowerBound: nil, upperBound: nil, includesUpperBound: false)
 
-    private init(lowerBound: SemanticVersion?, upperBound: SemanticVersion?, includesUpperBound: Bool) {
+    fileprivate init(lowerBound: SemanticVersion?, upperBound: SemanticVersion?, includesUpperBound: Bool) {
         self.lowerBound = lowerBound
         self.upperBound = upperBound
         self.includesUpperBound = includesUpperBound
@@ -161,5 +161,18 @@ extension String {
             index = self.index(after: index)
         }
         return nil
+    }
+}
+
+extension SemanticVersion {
+    /// `lower..<upper` as written in code (`"1.0.0"..<"2.0.0"`): unlike a Swift `Range`, a malformed or reversed
+    /// pair is not a trap but a range with its ``problem``, which validation reports.
+    public static func ..< (lower: SemanticVersion, upper: SemanticVersion) -> VersionRange {
+        VersionRange(lowerBound: lower, upperBound: upper, includesUpperBound: false)
+    }
+
+    /// `lower...upper` as written in code (`"1.0.0"..."1.9.0"`), with its ``problem`` instead of a trap.
+    public static func ... (lower: SemanticVersion, upper: SemanticVersion) -> VersionRange {
+        VersionRange(lowerBound: lower, upperBound: upper, includesUpperBound: true)
     }
 }

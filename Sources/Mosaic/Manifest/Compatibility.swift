@@ -20,11 +20,6 @@ public struct Compatibility: Sendable, Hashable, Codable {
         self.features = features
     }
 
-    /// Host versions given as a Swift range, such as `"2.0.0"..<"3.0.0"`.
-    public init(host: Range<SemanticVersion>, platforms: [PlatformRequirement] = [], features: Set<String> = []) {
-        self.init(host: VersionRange(host), platforms: platforms, features: features)
-    }
-
     enum CodingKeys: String, CodingKey { case host, platforms, features }
 
     public init(from decoder: any Decoder) throws {

@@ -23,20 +23,8 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
         Dependency(id: id, versions: .any, isOptional: optional)
     }
 
-    /// Depends on `id` at a version in `versions`, such as `"1.0.0"..<"2.0.0"`.
-    public static func module(_ id: ModuleID, _ versions: Range<SemanticVersion>, optional: Bool = false) -> Dependency
-    {
-        Dependency(id: id, versions: VersionRange(versions), isOptional: optional)
-    }
-
-    /// Depends on `id` at a version in `versions`, such as `"1.0.0"..."1.9.0"`.
-    public static func module(_ id: ModuleID, _ versions: ClosedRange<SemanticVersion>, optional: Bool = false)
-        -> Dependency
-    {
-        Dependency(id: id, versions: VersionRange(versions), isOptional: optional)
-    }
-
-    /// Depends on `id` at a version in `versions`.
+    /// Depends on `id` at a version in `versions`, such as `"1.0.0"..<"2.0.0"` (a malformed version or an empty
+    /// range is a validation diagnostic, never a trap).
     public static func module(_ id: ModuleID, _ versions: VersionRange, optional: Bool = false) -> Dependency {
         Dependency(id: id, versions: versions, isOptional: optional)
     }

@@ -3,15 +3,15 @@ public struct ModuleRegistrar: Sendable {
     /// The services the module provides and uses.
     public var services = ServiceRegistrar()
     /// What the module demands of the host's standard.
-    public internal(set) var standardRequirements: [StandardRequirement] = []
+    package internal(set) var standardRequirements: [StandardRequirement] = []
     /// What it contributes to extension points.
-    public internal(set) var contributions: [ContributionDeclaration] = []
+    package internal(set) var contributions: [ContributionDeclaration] = []
     /// The work it runs in lifecycle phases.
-    public internal(set) var participants: [PhaseParticipant] = []
+    package internal(set) var participants: [PhaseParticipant] = []
     /// The host events it listens to.
-    public internal(set) var listeners: [HostEventListener] = []
+    package internal(set) var listeners: [HostEventListener] = []
     /// The links it handles.
-    public internal(set) var deeplinks: [DeeplinkHandler] = []
+    package internal(set) var deeplinks: [DeeplinkHandler] = []
 
-    public init() {}
+    package init() {}
 }

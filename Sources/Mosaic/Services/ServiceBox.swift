@@ -12,7 +12,7 @@ public import Synchronization
 // one subclass, which argues its own state below).
 @usableFromInline
 package class AnyServiceBox: @unchecked Sendable {
-    @usableFromInline package let key: ServiceKey
+    @usableFromInline package let key: AnyServiceKey
     @usableFromInline package let scope: ServiceScope
     @usableFromInline package let provider: ModuleID
     @usableFromInline let active = Atomic<Bool>(false)
@@ -22,7 +22,7 @@ package class AnyServiceBox: @unchecked Sendable {
     /// release waits until there are none before it frees the holder.
     @usableFromInline let readers = Atomic<Int>(0)
 
-    init(key: ServiceKey, scope: ServiceScope, provider: ModuleID) {
+    init(key: AnyServiceKey, scope: ServiceScope, provider: ModuleID) {
         self.key = key
         self.scope = scope
         self.provider = provider
@@ -84,7 +84,7 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     private let factory: @Sendable (ServiceTable) throws -> T
 
     package init(
-        key: ServiceKey, scope: ServiceScope, provider: ModuleID,
+        key: AnyServiceKey, scope: ServiceScope, provider: ModuleID,
         factory: @escaping @Sendable (ServiceTable) throws -> T
     ) {
         self.factory = factory
@@ -119,7 +119,7 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     /// mocks never leak into the kernel's singletons.
     @usableFromInline
     func publish(_ table: ServiceTable) throws(ServiceError) -> T {
-        if ServiceOverrides.areActive, ServiceOverrides.current != nil { return try build(table) }
+        if OverrideScope.areActive, OverrideScope.current != nil { return try build(table) }
         return try holder.withLock { holder throws(ServiceError) -> T in
             if let holder { return holder.value }
             // Checked again under the lock: a deactivation that cleared the holder must not see a new one appear.

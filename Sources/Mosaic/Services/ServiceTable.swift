@@ -63,7 +63,7 @@ package final class ServiceTable: Sendable {
     /// Resolves a dependency of a factory: declared and validated at boot, so no visibility check.
     @inlinable
     package func dependency<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
-        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
+        if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return value }
         guard let box = box(for: ObjectIdentifier(type)) else {
             throw ServiceError(
                 .noProvider, service: qualifiedTypeName(type),

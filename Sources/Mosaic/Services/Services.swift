@@ -1,7 +1,7 @@
 /// What one module may resolve: its own services, those it declared it uses, and the host's.
 ///
 /// ```swift
-/// let weather = try context.services.resolve((any WeatherService).self)
+/// let weather = try context.services.resolve(.weatherService)
 /// ```
 /// Resolving reads a table frozen at boot: no lock, no string hashing, no dynamic cast. A service the module did
 /// not declare fails with ``ServiceError/Code-swift.struct/notDeclared``, so every dependency is visible in the
@@ -19,10 +19,16 @@ public struct Services: Sendable {
         self.all = all
     }
 
-    /// The service of type `type`.
+    /// The service `key` names.
     @inlinable
-    public func resolve<T: Sendable>(_ type: T.Type = T.self) throws(ServiceError) -> T {
-        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
+    public func resolve<T: Sendable>(_ key: ServiceKey<T>) throws(ServiceError) -> T {
+        try resolve(T.self)
+    }
+
+    /// The service of type `type`: the kernel's and harness's form of ``resolve(_:)-(ServiceKey<T>)``.
+    @inlinable
+    package func resolve<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
+        if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return value }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         return try all.resolve(box, as: type)
     }
@@ -30,8 +36,9 @@ public struct Services: Sendable {
     /// Runs `body` with the service, borrowed rather than returned: a built singleton is then read without touching
     /// its reference count, so threads sharing one singleton do not contend on it.
     @inlinable
-    public func withService<T: Sendable, R>(_ type: T.Type, _ body: (T) -> R) throws(ServiceError) -> R {
-        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return body(value) }
+    public func withService<T: Sendable, R>(_ key: ServiceKey<T>, _ body: (T) -> R) throws(ServiceError) -> R {
+        let type = T.self
+        if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return body(value) }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         let lent: R? = box._withUnsafeGuaranteedRef { box in
             box.withBuiltAddress { $0 == 0 ? nil : ServiceBox<T>.withValue(at: $0, body) }
@@ -50,7 +57,7 @@ public struct Services: Sendable {
         }
         return ServiceError(
             .notDeclared, service: name,
-            message: "\(module) resolved \(name) without declaring it; add `module.services.use(\(name).self)` "
-                + "to \(module)'s registration.")
+            message: "\(module) resolved \(name) without declaring it; add `module.services.use(…)` with its key "
+                + "to \(module)'s registration, or read it through an `@Injected` property of the module.")
     }
 }

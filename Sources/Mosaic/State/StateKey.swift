@@ -44,7 +44,7 @@ public struct StateError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What keeps shared state: the kernel, or a test harness.
-public protocol StateStore: Sendable {
+package protocol StateStore: Sendable {
     /// The current value of `key`.
     func read<Value>(_ key: StateKey<Value>) -> Value
     /// Changes `key`'s value atomically as `writer`; observers see the new value if it differs.

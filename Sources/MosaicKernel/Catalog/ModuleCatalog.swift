@@ -91,7 +91,7 @@ extension ModuleCatalog {
     public var contributedPoints: [AnyExtensionPoint] {
         var points: [AnyExtensionPoint] = []
         for point in registrars.flatMap({ $0.contributions.map(\.point) })
-        where !AnyExtensionPoint.standard.contains(point) && !points.contains(point) {
+        where !AnyExtensionPoint.builtIn.contains(point) && !points.contains(point) {
             points.append(point)
         }
         return points

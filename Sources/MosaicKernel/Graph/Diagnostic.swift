@@ -173,6 +173,8 @@ extension Diagnostic {
         public static let duplicateContribution: Code = "contribution.duplicate-id"
         /// A point has more or fewer contributions than its cardinality allows.
         public static let cardinalityViolated: Code = "contribution.cardinality"
+        /// A contribution names, as the tab it is a page of, a tab no module declares.
+        public static let unknownTab: Code = "contribution.unknown-tab"
 
         // Deeplinks
         /// Two handlers for one feature and action.

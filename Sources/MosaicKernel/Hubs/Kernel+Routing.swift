@@ -1,4 +1,4 @@
-public import Mosaic
+@_spi(Hosting) public import Mosaic
 
 extension Kernel {
     /// Opens a link from outside: parses it under ``KernelOptions/deeplinkRules``, navigates to its tab with the
@@ -67,5 +67,5 @@ extension Kernel {
 
 extension Kernel {
     /// The host's handle on shared state: it may write every key.
-    public nonisolated var state: SharedState { SharedState(store: stateHub, module: StateHub.host) }
+    public nonisolated var sharedState: SharedState { SharedState(store: stateHub, module: StateHub.host) }
 }

@@ -6,7 +6,7 @@ struct ServiceRuntime {
     /// A box is identified by who provides which service, so a rebuild keeps the instances already built.
     struct BoxKey: Hashable {
         let provider: ModuleID
-        let key: ServiceKey
+        let key: AnyServiceKey
     }
 
     /// The provider name of services the host registers.

@@ -8,20 +8,20 @@ extension Kernel {
     func reconcile() async {
         contributionStore.setGranted(policy.granted)
         deeplinkRouter.setGranted(policy.granted)
-        var verdicts = authorize()
+        var verdicts = currentVerdicts()
         await deactivate(records.indices.filter { records[$0].isActive && !verdicts[$0].isRun })
         settle(verdicts)
         let failuresBefore = failures.count
         await activate(graph.order.filter { verdicts[$0].isRun && !records[$0].isActive })
         if failures.count != failuresBefore {
-            verdicts = authorize()
+            verdicts = currentVerdicts()
             settle(verdicts)
         }
     }
 
     /// The verdict on every module under the current policy and failures; keeps the authorization diagnostics.
-    func authorize() -> [Verdict] {
-        let (verdicts, diagnostics) = graph.authorize(policy, failures: failures, leaving: leaving)
+    func currentVerdicts() -> [Verdict] {
+        let (verdicts, diagnostics) = graph.verdicts(under: policy, failures: failures, leaving: leaving)
         authorizationDiagnostics = diagnostics
         return verdicts
     }

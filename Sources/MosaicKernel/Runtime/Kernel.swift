@@ -15,7 +15,7 @@ public import Mosaic
 /// ``uninstall(_:dependents:)``, ``shutdown()``) run one at a time, in the order they were called; queries answer
 /// at once, even while an operation is under way.
 public actor Kernel {
-    private enum Phase {
+    private enum Status {
         case idle
         case running
         case shutDown
@@ -51,7 +51,7 @@ public actor Kernel {
 
     // MARK: The module graph and the policy over it
 
-    private var phase = Phase.idle
+    private var status = Status.idle
     var catalog: ModuleCatalog
     var graph: ModuleGraph
     var policy: EntitlementPolicy
@@ -166,7 +166,7 @@ public actor Kernel {
     ) -> [Diagnostic] {
         let graph = ModuleGraph(
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
-        return graph.diagnostics + graph.authorize(entitlements).diagnostics
+        return graph.diagnostics + graph.verdicts(under: entitlements).diagnostics
     }
 
     /// Validates the catalog and activates every module that can run, in dependency order.
@@ -176,8 +176,8 @@ public actor Kernel {
     @discardableResult
     public func boot() async throws(KernelError) -> BootReport {
         try await exclusively { () async throws(KernelError) -> BootReport in
-            switch phase {
-            case .idle: phase = .running
+            switch status {
+            case .idle: status = .running
             case .running: throw KernelError(.alreadyBooted, "The kernel is already booted; boot() runs once.")
             case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one to boot again.")
             }
@@ -195,8 +195,8 @@ public actor Kernel {
     /// Calling it again does nothing.
     public func shutdown() async {
         await exclusivelyEvenIfCancelled {
-            guard phase != .shutDown else { return }
-            phase = .shutDown
+            guard status != .shutDown else { return }
+            status = .shutDown
             await deactivate(records.indices.filter { records[$0].isActive })
             logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
             changes.finish()
@@ -244,7 +244,7 @@ public actor Kernel {
     }
 
     func requireRunning() throws(KernelError) {
-        switch phase {
+        switch status {
         case .running: return
         case .idle: throw KernelError(.notBooted, "The kernel is not booted yet; call boot() first.")
         case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one.")

@@ -84,26 +84,38 @@ extension StateKey where Value == [String: Int] {
 
 /// `ghost://dashboard/weather/city?name=Chicago`: make `name` the favourite city.
 public struct CityRoute: DeeplinkRoute {
-    public static let tab = "dashboard"
-    public static let feature = "weather"
+    public static let tab = "dashboard", feature = "weather"
     public static let action: String? = "city"
     public var name: String
-
     public init(name: String) { self.name = name }
-    public init(link: Deeplink) throws(DeeplinkError) { name = try link.require("name") }
-    public var query: [QueryItem] { [QueryItem("name", name)] }
 }
 
 /// `ghost://sports/sports/team?name=Bulls`: show `name`'s games first.
 public struct TeamRoute: DeeplinkRoute {
-    public static let tab = "sports"
-    public static let feature = "sports"
+    public static let tab = "sports", feature = "sports"
     public static let action: String? = "team"
     public var name: String
-
     public init(name: String) { self.name = name }
-    public init(link: Deeplink) throws(DeeplinkError) { name = try link.require("name") }
-    public var query: [QueryItem] { [QueryItem("name", name)] }
+}
+
+extension ServiceKey where Value == any LocationService {
+    /// Where the user is.
+    public static var location: Self { Self() }
+}
+
+extension ServiceKey where Value == any WeatherData {
+    /// Weather by city.
+    public static var weatherData: Self { Self() }
+}
+
+extension ServiceKey where Value == any SportsData {
+    /// Results by team.
+    public static var sportsData: Self { Self() }
+}
+
+extension ServiceKey where Value == any ArtData {
+    /// Works of art.
+    public static var artData: Self { Self() }
 }
 
 /// Why a link named something Ghost has no data for.

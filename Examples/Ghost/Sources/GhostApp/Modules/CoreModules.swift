@@ -9,7 +9,7 @@ public struct LocationModule: Module {
     public init() {}
 
     public static func register(in module: inout ModuleRegistrar) {
-        module.services.singleton((any LocationService).self) { FixedLocation() }
+        module.services.singleton(.location) { FixedLocation() }
     }
 }
 
@@ -22,10 +22,10 @@ public struct AnalyticsModule: Module {
     public static func register(in module: inout ModuleRegistrar) {
         module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
             (context: ActivationContext) in
-            NavigationItem(target: "ghost://settings", badge: "\(context.state[.usage].values.reduce(0, +))")
+            NavigationItem(target: context.url(forTab: "settings"), badge: "\(context.state[.usage].values.reduce(0, +))")
         }
         // Marks every response, so an operator sees analytics is in the path (and its absence when it is not).
-        module.contribute(to: .webMiddleware, id: "analytics.header", title: "Analytics header") {
+        module.contribute(to: .webMiddleware, id: "analytics.header") {
             WebMiddleware { request, next in
                 var response = try await next(request)
                 response.headers["X-Ghost-Analytics"] = "on"
@@ -57,9 +57,7 @@ public struct SettingsModule: Module {
     public init() {}
 
     public static func register(in module: inout ModuleRegistrar) {
-        module.contribute(to: .tabs, id: "settings", priority: 10, title: "Settings", icon: "gear") {
-            NavigationItem(target: "ghost://settings")
-        }
+        module.tab("settings", priority: 10, title: "Settings", icon: "gear")
         module.contribute(to: .settings, id: "settings.favourites", title: "Favourites") {
             (context: ActivationContext) in
             Panel(

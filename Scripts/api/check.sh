@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Fails when the public API of a library product differs from its committed list in Scripts/api/<Module>.txt;
+# `--update` rewrites the lists. Symbols behind `@_spi` are not public API and are not listed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+modules=(Mosaic MosaicKernel MosaicTesting MosaicWeb MosaicHummingbird)
+
+swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public >/dev/null
+graphs="$(find .build -type d -name symbolgraph -path '*/debug/*' -o -type d -name symbolgraph -path "$(readlink -f .build/debug)/*" | head -1)"
+[ -n "$graphs" ] || graphs="$(dirname "$(find .build -name 'Mosaic.symbols.json' | head -1)")"
+
+status=0
+for module in "${modules[@]}"; do
+    list="Scripts/api/$module.txt"
+    current="$(python3 Scripts/api/render.py "$graphs" "$module")"
+    if [ "${1:-}" = "--update" ]; then
+        printf '%s\n' "$current" >"$list"
+        echo "$list: $(wc -l <"$list") declarations"
+    elif ! diff -u "$list" <(printf '%s\n' "$current") >/tmp/api-$module.diff; then
+        echo "error: the public API of $module differs from $list:" >&2
+        cat /tmp/api-$module.diff >&2
+        status=1
+    fi
+done
+if [ $status -ne 0 ]; then
+    echo "If the change is meant, run Scripts/api/check.sh --update and commit the lists." >&2
+fi
+exit $status
