@@ -10,7 +10,6 @@ let forecastsSeen = Mutex<[String: String]>([:])
 /// A module that injects a service into a stored property and reads it when activated and deactivated.
 struct ForecastReader: Module {
     static let manifest = Manifest(id: "com.app.reader", version: "1.0.0")
-    static func register(in module: inout ModuleRegistrar) { module.services.use(.forecast) }
 
     @Injected(.forecast) var forecast
 
@@ -35,6 +34,31 @@ struct ForecastReader: Module {
         #expect(report.count("active") == 2)
         await kernel.shutdown()
         #expect(forecastsSeen.withLock { $0 } == ["activate": "preview", "deactivate": "preview"])
+    }
+
+    @Test("a module's @Injected property declares its use: validation sees it, with no services.use")
+    func injectedDeclaresItsUse() {
+        let diagnostics = Kernel.validate(catalog(ModuleFactory(ForecastReader.self)), host: testHost)
+        #expect(diagnostics.map(\.code) == [.missingServiceProvider])
+        #expect(diagnostics.first?.message.contains("com.app.reader uses MosaicKernelTests.Forecast") == true)
+    }
+
+    @Test("@Injected created outside module code resolves from the module whose code reads it")
+    func injectedOutsideReadInside() async throws {
+        struct Screen { @Injected(.forecast) var forecast }
+        let screen = Screen()
+        let seen = Mutex<String?>(nil)
+        let kernel = makeKernel([
+            serviceModule("com.app.weather") { $0.services.singleton(.forecast) { PreviewForecast() } },
+            serviceModule(
+                "com.app.screen", requires: [.module("com.app.weather")],
+                onActivate: { _ in seen.withLock { $0 = screen.forecast.text } }
+            ) { $0.services.use(.forecast) },
+        ])
+        let report = try await kernel.boot()
+        #expect(report.count("active") == 2)
+        #expect(seen.withLock { $0 } == "preview")
+        await kernel.shutdown()
     }
 
     @Test("@Injected created outside module code says so, and a test override still reaches it")

@@ -184,7 +184,7 @@ func serviceModule(
         #expect(error.code == .notDeclared)
         #expect(
             error.message.contains(
-                "add `module.services.use(MosaicKernelTests.Clock.self)` to com.app.nosy's registration"))
+                "add `module.services.use(…)` with the key of MosaicKernelTests.Clock to com.app.nosy's registration"))
         await kernel.shutdown()
     }
 

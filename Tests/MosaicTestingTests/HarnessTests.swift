@@ -32,7 +32,7 @@ struct HarnessTests {
         let text = try #require(error).description
         #expect(
             text.contains("com.ghost.dashboard uses GhostApp.WeatherData, which no module and not the host provides"))
-        #expect(text.contains("harness.override(ServiceKey(Service.self))"))
+        #expect(text.contains("harness.override(<the service's key>)"))
 
         var harness = TestHarness(DashboardModule.self)
         harness.override(.weatherData) { StubWeather(reports: ["Chicago": 12]) }

@@ -5,7 +5,7 @@ extension DeeplinkRoute {
     /// Reads the route's properties from `link`'s query; a missing or unreadable value throws, naming the item.
     public init(link: Deeplink) throws(DeeplinkError) {
         do {
-            self = try Self(from: QueryDecoder(query: link.query))
+            self = try Self(from: QueryDecoder(query: link.query, url: link.url))
         } catch let error as DeeplinkError {
             throw error
         } catch {
@@ -124,13 +124,15 @@ private struct Unsupported: UnkeyedEncodingContainer {
 
 private struct QueryDecoder: Decoder {
     let query: [QueryItem]
+    /// The link, for messages.
+    var url = ""
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     /// The value a single-value container reads.
     var single: String?
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(Keyed(query: query, codingPath: codingPath))
+        KeyedDecodingContainer(Keyed(query: query, url: url, codingPath: codingPath))
     }
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         throw DecodingError.typeMismatch(
@@ -142,6 +144,7 @@ private struct QueryDecoder: Decoder {
 
     struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let query: [QueryItem]
+        let url: String
         var codingPath: [any CodingKey]
         var allKeys: [Key] { query.compactMap { Key(stringValue: $0.name) } }
 
@@ -150,8 +153,8 @@ private struct QueryDecoder: Decoder {
         func text(_ key: Key) throws(DeeplinkError) -> String {
             guard let item = query.first(where: { $0.name == key.stringValue }) else {
                 throw DeeplinkError(
-                    .missingParameter, "The link has no \"\(key.stringValue)\".",
-                    fix: "Add \(key.stringValue)=… to the link's query.")
+                    .missingParameter, "\(url) has no \"\(key.stringValue)\" parameter.",
+                    fix: "Add ?\(key.stringValue)=… to the link.")
             }
             return item.value
         }
@@ -191,13 +194,13 @@ private struct QueryDecoder: Decoder {
         func nestedContainer<Nested: CodingKey>(
             keyedBy type: Nested.Type, forKey key: Key
         ) -> KeyedDecodingContainer<Nested> {
-            KeyedDecodingContainer(Keyed<Nested>(query: [], codingPath: codingPath + [key]))
+            KeyedDecodingContainer(Keyed<Nested>(query: [], url: url, codingPath: codingPath + [key]))
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
             try QueryDecoder(query: [], codingPath: codingPath + [key]).unkeyedContainer()
         }
-        func superDecoder() -> any Decoder { QueryDecoder(query: query, codingPath: codingPath) }
-        func superDecoder(forKey key: Key) -> any Decoder { QueryDecoder(query: query, codingPath: codingPath) }
+        func superDecoder() -> any Decoder { QueryDecoder(query: query, url: url, codingPath: codingPath) }
+        func superDecoder(forKey key: Key) -> any Decoder { QueryDecoder(query: query, url: url, codingPath: codingPath) }
     }
 
     /// One value, for a type made from one value (a raw-value enum).

@@ -57,7 +57,7 @@ public struct Services: Sendable {
         }
         return ServiceError(
             .notDeclared, service: name,
-            message: "\(module) resolved \(name) without declaring it; add `module.services.use(…)` with its key "
-                + "to \(module)'s registration, or read it through an `@Injected` property of the module.")
+            message: "\(module) resolved \(name) without declaring it; add `module.services.use(…)` with the key of "
+                + "\(name) to \(module)'s registration, or read it through an `@Injected` property of the module.")
     }
 }
