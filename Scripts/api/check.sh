@@ -6,8 +6,7 @@ cd "$(dirname "$0")/../.."
 modules=(Mosaic MosaicKernel MosaicTesting MosaicWeb MosaicHummingbird)
 
 swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public >/dev/null
-graphs="$(find .build -type d -name symbolgraph -path '*/debug/*' -o -type d -name symbolgraph -path "$(readlink -f .build/debug)/*" | head -1)"
-[ -n "$graphs" ] || graphs="$(dirname "$(find .build -name 'Mosaic.symbols.json' | head -1)")"
+graphs="$(dirname "$(swift build --show-bin-path)")/symbolgraph"
 
 status=0
 for module in "${modules[@]}"; do
@@ -15,7 +14,7 @@ for module in "${modules[@]}"; do
     current="$(python3 Scripts/api/render.py "$graphs" "$module")"
     if [ "${1:-}" = "--update" ]; then
         printf '%s\n' "$current" >"$list"
-        echo "$list: $(wc -l <"$list") declarations"
+        echo "$list: $(grep -vc ' | conforms to ' "$list") declarations"
     elif ! diff -u "$list" <(printf '%s\n' "$current") >/tmp/api-$module.diff; then
         echo "error: the public API of $module differs from $list:" >&2
         cat /tmp/api-$module.diff >&2

@@ -1,4 +1,4 @@
-import GhostApp
+@testable import GhostApp
 import Mosaic
 import MosaicKernel
 import MosaicTesting

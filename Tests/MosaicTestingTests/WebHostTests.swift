@@ -1,5 +1,5 @@
 import Foundation
-import GhostApp
+@testable import GhostApp
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

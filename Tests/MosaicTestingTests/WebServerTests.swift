@@ -1,5 +1,5 @@
 import Foundation
-import GhostApp
+@testable import GhostApp
 import Logging
 import Mosaic
 import MosaicHummingbird

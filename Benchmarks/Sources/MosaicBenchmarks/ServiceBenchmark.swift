@@ -81,12 +81,12 @@ func mosaicServices() async throws -> Services {
 
 func swinjectContainer() -> Container {
     let container = Container()
-    container.register(.shared) { _ in SharedImpl() }.inObjectScope(.container)
-    container.register(.leafA) { _ in A() }.inObjectScope(.transient)
-    container.register(.leafB) { _ in B() }.inObjectScope(.transient)
-    container.register(.leafC) { _ in C() }.inObjectScope(.transient)
-    container.register(ServiceKey(Root.self)) { r in
-        Root(a: r.resolve(.leafA)!, b: r.resolve(.leafB)!, c: r.resolve(.leafC)!)
+    container.register((any Shared).self) { _ in SharedImpl() }.inObjectScope(.container)
+    container.register((any LeafA).self) { _ in A() }.inObjectScope(.transient)
+    container.register((any LeafB).self) { _ in B() }.inObjectScope(.transient)
+    container.register((any LeafC).self) { _ in C() }.inObjectScope(.transient)
+    container.register(Root.self) { r in
+        Root(a: r.resolve((any LeafA).self)!, b: r.resolve((any LeafB).self)!, c: r.resolve((any LeafC).self)!)
     }.inObjectScope(.transient)
     return container
 }
@@ -138,7 +138,7 @@ func runServiceBenchmark() async throws {
             nanoseconds { consume(holder) },
             try nanoseconds { consume(try mosaic.resolve(.shared)) },
             nanoseconds { consume(Dependency(SharedKey.self).wrappedValue) },
-            nanoseconds { consume(swinject.resolve(.shared)!) },
+            nanoseconds { consume(swinject.resolve((any Shared).self)!) },
         ])
     line(
         "singleton, borrowed",
@@ -146,7 +146,7 @@ func runServiceBenchmark() async throws {
             nanoseconds { consume(holder.value) },
             try nanoseconds { consume(try mosaic.withService(.shared) { $0.value }) },
             nanoseconds { consume(Dependency(SharedKey.self).wrappedValue.value) },
-            nanoseconds { consume(swinject.resolve(.shared)!.value) },
+            nanoseconds { consume(swinject.resolve((any Shared).self)!.value) },
         ])
     line(
         "transient",
@@ -154,7 +154,7 @@ func runServiceBenchmark() async throws {
             nanoseconds { consume(A() as any LeafA) },
             try nanoseconds { consume(try mosaic.resolve(.leafA)) },
             nanoseconds { consume(Dependency(LeafFactoryKey.self).wrappedValue.make()) },
-            nanoseconds { consume(swinject.resolve(.leafA)!) },
+            nanoseconds { consume(swinject.resolve((any LeafA).self)!) },
         ])
     line(
         "root + 3 dependencies",
@@ -168,7 +168,7 @@ func runServiceBenchmark() async throws {
                         b: Dependency(LeafBFactoryKey.self).wrappedValue(),
                         c: Dependency(LeafCFactoryKey.self).wrappedValue()))
             },
-            nanoseconds { consume(swinject.resolve(ServiceKey(Root.self))!) },
+            nanoseconds { consume(swinject.resolve(Root.self)!) },
         ])
     let shared: any Shared = holder
     print("\nA singleton from 1 and from 2 threads at once: wall time per resolution, ns")

@@ -2,6 +2,7 @@
 //   swift run -c release --package-path Benchmarks
 // `… MosaicBenchmarks scaling` prints validation and boot medians from 1,000 to 20,000 modules;
 // `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`;
+// `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
 // `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds.
 import Logging
 import Mosaic
@@ -45,6 +46,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runDeeplinkBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "contributions" {
     try await runContributionBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "injected" {
+    try await runInjectedBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {

@@ -2,27 +2,26 @@ public import Mosaic
 internal import MosaicWeb
 
 /// Where the user is; a platform service other modules build on.
-public struct LocationModule: Module {
-    public static let manifest = Manifest(
+struct LocationModule: Module {
+    static let manifest = Manifest(
         id: "com.ghost.location", version: "1.2.0",
         compatibility: Compatibility(features: ["location"]))
-    public init() {}
 
-    public static func register(in module: inout ModuleRegistrar) {
+    static func register(in module: inout ModuleRegistrar) {
         module.services.singleton(.location) { FixedLocation() }
     }
 }
 
 /// Counts what people open (the `FeatureOpened` events features publish) into shared state, and shows the counts:
 /// a sidebar item (Forsetti's example) and a settings panel.
-public struct AnalyticsModule: Module {
-    public static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
-    public init() {}
+struct AnalyticsModule: Module {
+    static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
 
-    public static func register(in module: inout ModuleRegistrar) {
+    static func register(in module: inout ModuleRegistrar) {
         module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
             (context: ActivationContext) in
-            NavigationItem(target: context.url(forTab: "settings"), badge: "\(context.state[.usage].values.reduce(0, +))")
+            NavigationItem(
+                target: context.url(forTab: "settings"), badge: "\(context.state[.usage].values.reduce(0, +))")
         }
         // Marks every response, so an operator sees analytics is in the path (and its absence when it is not).
         module.contribute(to: .webMiddleware, id: "analytics.header") {
@@ -40,7 +39,7 @@ public struct AnalyticsModule: Module {
         }
     }
 
-    public func activate(_ context: ActivationContext) async throws {
+    func activate(_ context: ActivationContext) async throws {
         let opened = context.events.subscribe(to: FeatureOpened.self)
         // Lives exactly as long as this module is active: cancelled and awaited before it deactivates.
         context.task {
@@ -52,11 +51,10 @@ public struct AnalyticsModule: Module {
 }
 
 /// The settings a person changes in the app itself; the host's own settings (entitlements) sit beside them.
-public struct SettingsModule: Module {
-    public static let manifest = Manifest(id: "com.ghost.settings", version: "1.0.0")
-    public init() {}
+struct SettingsModule: Module {
+    static let manifest = Manifest(id: "com.ghost.settings", version: "1.0.0")
 
-    public static func register(in module: inout ModuleRegistrar) {
+    static func register(in module: inout ModuleRegistrar) {
         module.tab("settings", priority: 10, title: "Settings", icon: "gear")
         module.contribute(to: .settings, id: "settings.favourites", title: "Favourites") {
             (context: ActivationContext) in

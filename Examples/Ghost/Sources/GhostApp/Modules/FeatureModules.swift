@@ -4,13 +4,12 @@ public import Mosaic
 internal import MosaicWeb
 
 /// Weather for the favourite city: a tab, a dashboard widget, and `city?name=` links that change the city.
-public struct WeatherModule: Module {
-    public static let manifest = Manifest(
+struct WeatherModule: Module {
+    static let manifest = Manifest(
         id: "com.ghost.weather", version: "1.4.0", requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
         entitlements: ["weather"])
-    public init() {}
 
-    public static func register(in module: inout ModuleRegistrar) {
+    static func register(in module: inout ModuleRegistrar) {
         module.services.singleton(.weatherData) { try SampleWeather() }
         module.tab("weather", priority: 90, title: "Weather", icon: "cloud.sun")
         module.contribute(to: .dashboardWidgets, id: "weather.today", priority: 100, title: "Weather") {
@@ -52,13 +51,13 @@ public struct WeatherModule: Module {
 }
 
 /// Results for the favourite team: a tab, a widget, and `team?name=` links.
-public struct SportsModule: Module {
-    public static let manifest = Manifest(
-        id: "com.ghost.sports", version: "1.0.0", requires: [.module("com.ghost.analytics", from: "1.0.0", optional: true)],
+struct SportsModule: Module {
+    static let manifest = Manifest(
+        id: "com.ghost.sports", version: "1.0.0",
+        requires: [.module("com.ghost.analytics", from: "1.0.0", optional: true)],
         entitlements: ["sports"])
-    public init() {}
 
-    public static func register(in module: inout ModuleRegistrar) {
+    static func register(in module: inout ModuleRegistrar) {
         module.services.singleton(.sportsData) { try SampleSports() }
         module.tab("sports", priority: 80, title: "Sports", icon: "sportscourt")
         module.contribute(to: .dashboardWidgets, id: "sports.scores", priority: 80, title: "Scores") {
@@ -82,11 +81,10 @@ public struct SportsModule: Module {
 }
 
 /// A work of art each day.
-public struct ArtModule: Module {
-    public static let manifest = Manifest(id: "com.ghost.art", version: "0.9.0", entitlements: ["art"])
-    public init() {}
+struct ArtModule: Module {
+    static let manifest = Manifest(id: "com.ghost.art", version: "0.9.0", entitlements: ["art"])
 
-    public static func register(in module: inout ModuleRegistrar) {
+    static func register(in module: inout ModuleRegistrar) {
         module.services.singleton(.artData) { try SampleArt() }
         module.tab("art", priority: 70, title: "Art", icon: "paintpalette")
         module.contribute(to: .dashboardWidgets, id: "art.daily", priority: 60, title: "Art of the day") {
@@ -102,17 +100,16 @@ public struct ArtModule: Module {
 }
 
 /// The home screen: greets with the favourite city and gathers the other features' widgets.
-public struct DashboardModule: Module {
-    public static let manifest = Manifest(
+struct DashboardModule: Module {
+    static let manifest = Manifest(
         id: "com.ghost.dashboard", version: "2.0.0",
         requires: [
             .module("com.ghost.weather", from: "1.0.0"), .module("com.ghost.sports", from: "1.0.0", optional: true),
             .module("com.ghost.art", optional: true),
         ])
     @Injected(.weatherData) var weather
-    public init() {}
 
-    public static func register(in module: inout ModuleRegistrar) {
+    static func register(in module: inout ModuleRegistrar) {
         module.tab("dashboard", priority: 100, title: "Dashboard", icon: "square.grid.2x2")
         module.contribute(to: .dashboard, id: "dashboard.greeting", priority: 100, title: "Welcome") {
             (context: ActivationContext) in
@@ -121,7 +118,7 @@ public struct DashboardModule: Module {
         }
     }
 
-    public func activate(_ context: ActivationContext) async throws {
+    func activate(_ context: ActivationContext) async throws {
         let city = context.state[.favouriteCity]
         context.logger.debug(
             "dashboard ready", metadata: ["city": "\(city)", "known": "\(weather.weather(in: city) != nil)"])
