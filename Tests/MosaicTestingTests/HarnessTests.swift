@@ -1,9 +1,10 @@
-@testable import GhostApp
 import Mosaic
 import MosaicKernel
 import MosaicTesting
 import Synchronization
 import Testing
+
+@testable import GhostApp
 
 /// Weather data a test controls.
 struct StubWeather: WeatherData {

@@ -1,9 +1,10 @@
-@testable import GhostApp
 import Mosaic
 import MosaicKernel
 import MosaicTesting
 import Synchronization
 import Testing
+
+@testable import GhostApp
 
 /// The testing examples of the seeds, written against Mosaic. Each names the original it ports.
 @Suite("Seed ports")

@@ -1,5 +1,4 @@
 import Foundation
-@testable import GhostApp
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -11,6 +10,8 @@ import MosaicKernel
 import MosaicTesting
 import MosaicWeb
 import Testing
+
+@testable import GhostApp
 
 /// A fresh marker for one test's requests.
 func marker() -> String { UUID().uuidString.lowercased() }

@@ -1,5 +1,4 @@
 import Foundation
-@testable import GhostApp
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -10,6 +9,8 @@ import MosaicKernel
 import MosaicTesting
 import MosaicWeb
 import Testing
+
+@testable import GhostApp
 
 /// A module that tries to inject markup and scripts through everything it contributes.
 struct HostileModule: Module {

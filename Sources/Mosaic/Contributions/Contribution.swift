@@ -37,6 +37,7 @@ public struct Contribution<Content: Sendable>: Sendable, Identifiable {
     public let module: ModuleID
     /// Higher comes first under ``ContributionOrder/priority``.
     public let priority: Int
+    /// What the host filters, groups and labels the contribution by.
     public let metadata: ContributionMetadata
     /// The entitlement the host must grant for the contribution to show, if any.
     public let entitlement: Entitlement?

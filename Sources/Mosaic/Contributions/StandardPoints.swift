@@ -1,9 +1,12 @@
 /// Content for panels (dashboard cards, widgets, settings pages, inspectors, the main view): a few blocks of
 /// UI-agnostic content. A host turns them into its own views: HTML in the web host, SwiftUI views on Apple platforms.
 public struct Panel: Sendable, Hashable {
+    /// The panel's blocks, in order.
     public var blocks: [Block]
 
+    /// A panel of `blocks`, in order.
     public init(_ blocks: Block...) { self.blocks = blocks }
+    /// A panel of `blocks`, in order.
     public init(blocks: [Block]) { self.blocks = blocks }
 }
 
@@ -28,6 +31,7 @@ public indirect enum Block: Sendable, Hashable {
 }
 
 extension Block: CustomStringConvertible {
+    /// The value as text, for messages and logs.
     public var description: String {
         switch self {
         case .heading(let text): "# \(text)"
@@ -43,9 +47,12 @@ extension Block: CustomStringConvertible {
 
 /// A label and its value.
 public struct Fact: Sendable, Hashable {
+    /// The label, such as `Wind`.
     public var label: String
+    /// The value, such as `12 km/h`.
     public var value: String
 
+    /// The fact `label: value`.
     public init(_ label: String, _ value: String) {
         self.label = label
         self.value = value
@@ -60,6 +67,7 @@ public struct NavigationItem: Sendable, Hashable {
     /// A short badge, such as an unread count.
     public var badge: String?
 
+    /// An item leading to `target` (a link or a path of the host), with an optional badge.
     public init(target: String, badge: String? = nil) {
         self.target = target
         self.badge = badge

@@ -162,7 +162,8 @@ private struct QueryDecoder: Decoder {
             let text = try text(key)
             guard let value = T(text) else {
                 throw DeeplinkError(
-                    .invalidParameter, "The link's \"\(key.stringValue)\" is \(text.quotedForMessage()), not a \(T.self).",
+                    .invalidParameter,
+                    "The link's \"\(key.stringValue)\" is \(text.quotedForMessage()), not a \(T.self).",
                     fix: "Give \(key.stringValue) a \(T.self) value.")
             }
             return value
@@ -187,7 +188,8 @@ private struct QueryDecoder: Decoder {
                 return try T(from: QueryDecoder(query: [], codingPath: codingPath + [key], single: text))
             } catch {
                 throw DeeplinkError(
-                    .invalidParameter, "The link's \"\(key.stringValue)\" is \(text.quotedForMessage()), not a \(T.self).",
+                    .invalidParameter,
+                    "The link's \"\(key.stringValue)\" is \(text.quotedForMessage()), not a \(T.self).",
                     fix: "Give \(key.stringValue) a \(T.self) value.")
             }
         }
@@ -200,7 +202,9 @@ private struct QueryDecoder: Decoder {
             try QueryDecoder(query: [], codingPath: codingPath + [key]).unkeyedContainer()
         }
         func superDecoder() -> any Decoder { QueryDecoder(query: query, url: url, codingPath: codingPath) }
-        func superDecoder(forKey key: Key) -> any Decoder { QueryDecoder(query: query, url: url, codingPath: codingPath) }
+        func superDecoder(forKey key: Key) -> any Decoder {
+            QueryDecoder(query: query, url: url, codingPath: codingPath)
+        }
     }
 
     /// One value, for a type made from one value (a raw-value enum).
@@ -211,7 +215,8 @@ private struct QueryDecoder: Decoder {
         func parse<T: LosslessStringConvertible>() throws -> T {
             guard let parsed = T(value) else {
                 throw DecodingError.typeMismatch(
-                    T.self, .init(codingPath: codingPath, debugDescription: "\(value.quotedForMessage()) is not a \(T.self)"))
+                    T.self,
+                    .init(codingPath: codingPath, debugDescription: "\(value.quotedForMessage()) is not a \(T.self)"))
             }
             return parsed
         }

@@ -2,6 +2,7 @@
 public struct EventEnvelope<Event: Sendable>: Sendable {
     /// The publishing module, stamped by the kernel: a module cannot publish as another.
     public let sender: ModuleID
+    /// The event as it was published.
     public let event: Event
     /// Counts the events of this type published so far; a gap means this subscriber's buffer dropped events.
     public let sequence: UInt64
@@ -15,7 +16,9 @@ public struct EventEnvelope<Event: Sendable>: Sendable {
 
 /// Why an event could not be published.
 public struct EventError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What happened and what to do.
     public let message: String
+    /// The value as text, for messages and logs.
     public var description: String { message }
     package init(_ message: String) { self.message = message }
 }

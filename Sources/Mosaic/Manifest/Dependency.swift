@@ -34,6 +34,7 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
         Dependency(id: id, versions: .from(version), isOptional: optional)
     }
 
+    /// The value as text, for messages and logs.
     public var description: String {
         "\(id) \(versions)\(isOptional ? " (optional)" : "")"
     }
@@ -43,6 +44,7 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
         case isOptional = "optional"
     }
 
+    /// Decodes the value from its text form.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.id = try container.decode(ModuleID.self, forKey: .id)

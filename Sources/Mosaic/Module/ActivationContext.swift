@@ -108,5 +108,6 @@ public struct ModuleUnavailableError: Error, Sendable, Hashable, CustomStringCon
     public let module: ModuleID
     /// What happened and what to do.
     public let message: String
+    /// The value as text, for messages and logs.
     public var description: String { message }
 }
