@@ -54,11 +54,11 @@ struct PairKey<X, Y>: DependencyKey {
 }
 
 private func addMosaic<X, Y>(_: X.Type, _: Y.Type, to registrar: inout ServiceRegistrar) {
-    registrar.singleton(Pair<X, Y>.self) { Pair<X, Y>() }
+    registrar.singleton(ServiceKey(Pair<X, Y>.self)) { Pair<X, Y>() }
 }
 
 private func resolveMosaic<X, Y>(_: X.Type, _: Y.Type, from services: Services) throws {
-    consume(try services.resolve(Pair<X, Y>.self))
+    consume(try services.resolve(ServiceKey(Pair<X, Y>.self)))
 }
 
 private func addSwinject<X, Y>(_: X.Type, _: Y.Type, to container: Container) {

@@ -69,7 +69,9 @@ public struct Injected<T: Sendable>: Sendable {
     /// The service, or the reason it cannot be resolved.
     @inlinable
     public func resolve() throws(ServiceError) -> T {
-        if let services { return try services.resolve(T.self) }
+        // Optional chaining reads the stored services in place; binding them with `if let` would copy (and retain)
+        // their tables on every read.
+        if let value = try services?.resolve(T.self) { return value }
         return try resolveWithoutServices()
     }
 
