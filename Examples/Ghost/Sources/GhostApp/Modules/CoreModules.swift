@@ -1,4 +1,4 @@
-public import Mosaic
+internal import Mosaic
 internal import MosaicWeb
 
 /// Where the user is; a platform service other modules build on.

@@ -1,6 +1,6 @@
 internal import Foundation
 internal import Logging
-public import Mosaic
+internal import Mosaic
 internal import MosaicWeb
 
 /// Weather for the favourite city: a tab, a dashboard widget, and `city?name=` links that change the city.
