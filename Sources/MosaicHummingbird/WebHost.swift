@@ -3,7 +3,7 @@ public import Mosaic
 public import MosaicKernel
 internal import MosaicWeb
 
-/// A web shell over a kernel: its regions are the standard extension points, filled with the active modules'
+/// A web shell over a kernel: its regions are the built-in extension points, filled with the active modules'
 /// contributions in mediated order; plus pages that show the system (modules, graph, settings).
 ///
 /// Every module-provided string is escaped. The host's defences fail closed: a request naming a host outside
@@ -46,7 +46,7 @@ public struct WebHost: Sendable {
         csrfToken = Self.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
-    /// The extension points the web host adds to the standard ones; pass them to the kernel.
+    /// The extension points the web host adds to the built-in ones; pass them to the kernel.
     public static var extensionPoints: [AnyExtensionPoint] { WebPoints.all }
 
     /// Every entitlement a module asks for, and every one granted now, sorted.

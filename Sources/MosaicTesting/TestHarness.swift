@@ -34,7 +34,7 @@ public struct TestHarness: Sendable {
     public var options = KernelOptions(
         activationTimeLimit: .seconds(2), deactivationTimeLimit: .seconds(2), participantTimeLimit: .seconds(2),
         deeplinkRules: DeeplinkRules(allowedSchemes: [DeeplinkRules.anyScheme]), pendingDeeplinkTimeLimit: .seconds(2))
-    /// Extension points the host declares beyond the standard ones; `nil` declares every point the loaded modules
+    /// Extension points the host declares beyond the built-in ones; `nil` declares every point the loaded modules
     /// contribute to, as the host they are written for would.
     public var extensionPoints: [AnyExtensionPoint]?
     /// The host's standard, for modules that require one.

@@ -143,7 +143,7 @@ extension ExtensionPoint where Content == Panel {
     public static var tabPages: Self { ExtensionPoint(id: "mosaic.web.tab-pages") }
 }
 
-/// The extension points a web host declares beyond the standard ones.
+/// The extension points a web host declares beyond the built-in ones.
 public enum WebPoints {
     public static let all: [AnyExtensionPoint] = [
         ExtensionPoint<WebRoute>.webRoutes.erased, ExtensionPoint<WebMiddleware>.webMiddleware.erased,

@@ -62,7 +62,7 @@ public struct ModuleGraph: Sendable {
     public internal(set) var levels: [[ModuleID]] = []
 
     /// Validates `catalog` against `host`, its services against those `services` (the host's) provides and the
-    /// host's `standard`, its contributions against the standard extension points and `extensionPoints`,
+    /// host's `standard`, its contributions against the built-in extension points and `extensionPoints`,
     /// collecting every problem.
     public init(
         catalog: ModuleCatalog, host: HostEnvironment, services: ServiceRegistrar = ServiceRegistrar(),

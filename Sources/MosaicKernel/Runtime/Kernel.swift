@@ -46,7 +46,7 @@ public actor Kernel {
     /// The services the host itself registers, and its standard.
     let hostServices: ServiceRegistrar
     let standard: (any Standard)?
-    /// The extension points the host declares beyond the standard ones.
+    /// The extension points the host declares beyond the built-in ones.
     let extensionPoints: [AnyExtensionPoint]
 
     // MARK: The module graph and the policy over it

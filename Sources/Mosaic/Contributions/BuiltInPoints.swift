@@ -17,10 +17,13 @@ extension Panel: CustomStringConvertible {
 
 /// One piece of a ``Panel``. Text is plain text: hosts escape it; modules never write markup.
 public indirect enum Block: Sendable, Hashable {
+    /// A heading.
     case heading(String)
+    /// A paragraph of plain text.
     case text(String)
     /// Label–value pairs, such as "Wind: 12 km/h".
     case facts([Fact])
+    /// A bulleted list.
     case list([String])
     /// A link to a deeplink or a path of the host.
     case link(title: String, target: String)
