@@ -35,7 +35,8 @@ struct ForecastModule: Module {
         let kernel = makeKernel([ModuleFactory(ForecastModule.self)], entitlements: ["weather"])
         try await kernel.boot()
         #expect(try await kernel.contributions(for: .dashboard).first?.content() == Panel(.text("preview")))
-        #expect(kernel.contributions(for: .dashboard).first?.metadata.title == "forecast", "the title defaults to the id")
+        #expect(
+            kernel.contributions(for: .dashboard).first?.metadata.title == "forecast", "the title defaults to the id")
         let link = ForecastRoute(day: "monday").link(scheme: "ghost")
         #expect(link.url == "ghost://dashboard/forecast/show?day=monday")
         #expect(await kernel.open(link) == .handled(tab: "dashboard", module: "com.app.forecast"))
@@ -69,9 +70,12 @@ struct ForecastModule: Module {
     func linksInHostScheme() async throws {
         let seen = Mutex<[String]>([])
         let kernel = makeKernel([
-            serviceModule("com.app.links", onActivate: { context in
-                seen.withLock { $0 = [context.url(for: ForecastRoute(day: "x")), context.url(forTab: "weather")] }
-            }) { _ in }
+            serviceModule(
+                "com.app.links",
+                onActivate: { context in
+                    seen.withLock { $0 = [context.url(for: ForecastRoute(day: "x")), context.url(forTab: "weather")] }
+                }
+            ) { _ in }
         ])
         try await kernel.boot()
         #expect(seen.withLock { $0 } == ["ghost://dashboard/forecast/show?day=x", "ghost://weather"])
