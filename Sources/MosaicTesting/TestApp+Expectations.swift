@@ -26,6 +26,7 @@ public enum ExpectedState: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What is expected, in words, as an unmet expectation's issue prints it.
     public var description: String {
         switch self {
         case .active: "active"
