@@ -4,7 +4,9 @@ public import Testing
 
 /// A state a test expects a module to be in; failed and blocked states can be narrowed by reason or blocker.
 public enum ExpectedState: Sendable, Hashable, CustomStringConvertible {
+    /// Running.
     case active
+    /// Was active and has been deactivated (revoked, uninstalled or shut down).
     case deactivated
     /// Failed; when `reason` is given, the module's reason contains it.
     case failed(reason: String? = nil)
