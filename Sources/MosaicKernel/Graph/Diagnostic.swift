@@ -113,7 +113,7 @@ extension Diagnostic {
     ///
     /// Codes are strings so that adding one is never a breaking change; match them with the static members.
     public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible, ExpressibleByStringLiteral {
-        /// The code as written, such as `dependency.cycle`: `area.problem`.
+        /// The code as written, area then problem, such as `dependency.cycle`.
         public let rawValue: String
         /// Wraps any string; codes Mosaic does not define are allowed, for a host's or tool's own diagnostics.
         public init(rawValue: String) { self.rawValue = rawValue }
