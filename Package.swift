@@ -11,7 +11,8 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Mosaic",
-    platforms: [.macOS(.v15)],
+    // The first releases with `Synchronization.Mutex` and `Atomic`, which Mosaic and the kernel are built on.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Mosaic", targets: ["Mosaic"]),
         .library(name: "MosaicKernel", targets: ["MosaicKernel"]),
@@ -29,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // `swift package generate-documentation`: a command plugin, never built into a package that depends on Mosaic.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(

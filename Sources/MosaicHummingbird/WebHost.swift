@@ -31,6 +31,10 @@ public struct WebHost: Sendable {
     /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
     let declaredEntitlements: Set<Entitlement>
 
+    /// A host for `kernel`, whose modules `catalog` lists; it draws a fresh form token each time it is made.
+    ///
+    /// Pass ``extensionPoints`` to the kernel too, or module routes, middleware and tab pages do not validate.
+    /// `scheme` is the app's link scheme (`/open?url=ghost://…`), one the kernel's `HostEnvironment` accepts.
     public init(
         kernel: Kernel, catalog: ModuleCatalog, scheme: String, title: String, options: WebHostOptions = .init(),
         logger: Logger = Logger(label: "mosaic.web")

@@ -55,21 +55,21 @@ func ledgerModule(
                 await gate?.wait()
                 journal.add("handler done")
             }
-        }
-    ) {
-        Probe(
-            activate: { context in
-                contexts.keep(context)
-                context.task {
-                    // Runs until cancelled: an AsyncStream's iteration ends when its task is cancelled.
-                    let (never, continuation) = AsyncStream.makeStream(of: Int.self)
-                    for await _ in never {}
-                    continuation.finish()
-                    journal.add("task ended")
-                }
-            },
-            deactivate: { journal.add("deactivate") })
-    }
+        },
+        make: {
+            Probe(
+                activate: { context in
+                    contexts.keep(context)
+                    context.task {
+                        // Runs until cancelled: an AsyncStream's iteration ends when its task is cancelled.
+                        let (never, continuation) = AsyncStream.makeStream(of: Int.self)
+                        for await _ in never {}
+                        continuation.finish()
+                        journal.add("task ended")
+                    }
+                },
+                deactivate: { journal.add("deactivate") })
+        })
 }
 
 @Suite(.timeLimit(.minutes(1))) struct LedgerTests {

@@ -234,8 +234,8 @@ func serviceModule(
             "com.app.health",
             onActivate: { context in
                 #expect(context.standard(as: (any HealthStandard).self) != nil)
-            }
-        ) { $0.requireStandard((any HealthStandard).self) }
+            },
+            register: { $0.requireStandard((any HealthStandard).self) })
         let mismatch = Kernel.validate(catalog(module), host: testHost, standard: PlainStandard())
         #expect(
             mismatch.with(.standardMismatch).first?.message

@@ -1,3 +1,6 @@
+// swift-format-ignore-file: NeverForceUnwrap
+// Swinject's `resolve` returns an optional; these benchmarks unwrap it as its users do.
+
 import Dependencies
 import Foundation
 import Logging
@@ -80,8 +83,8 @@ func registerAndResolveMany(_ contender: String) async throws -> Duration {
     case "mosaic":
         let module = ModuleFactory(
             manifest: Manifest(id: "bench.many", version: "1.0.0"),
-            register: { module in for (x, y) in pairs { addMosaic(x, y, to: &module.services) } }
-        ) { NoOpModule() }
+            register: { module in for (x, y) in pairs { addMosaic(x, y, to: &module.services) } },
+            make: { NoOpModule() })
         var quiet = Logger(label: "bench")
         quiet.logLevel = .critical
         var catalog = ModuleCatalog()

@@ -1,3 +1,6 @@
+// swift-format-ignore-file: NeverForceUnwrap
+// Swinject's `resolve` returns an optional; these benchmarks unwrap it as its users do.
+
 import BlackHole
 import Dependencies
 import Foundation
@@ -64,8 +67,8 @@ func mosaicServices() async throws -> Services {
             module.services.transient(ServiceKey(Root.self)) { (a: any LeafA, b: any LeafB, c: any LeafC) in
                 Root(a: a, b: b, c: c)
             }
-        }
-    ) { NoOpModule() }
+        },
+        make: { NoOpModule() })
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
     let kernel = Kernel(

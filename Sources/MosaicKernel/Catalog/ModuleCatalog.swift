@@ -16,6 +16,7 @@ public struct ModuleCatalog: Sendable {
         /// Read from a manifest file at this path.
         case manifestFile(String)
 
+        /// `code`, or the manifest file's path.
         public var description: String {
             switch self {
             case .code: "code"

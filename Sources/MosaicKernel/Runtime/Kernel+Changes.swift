@@ -43,7 +43,7 @@ extension Kernel {
         try await install(ModuleFactory(module: module))
     }
 
-    /// Installs the module `factory` makes; see ``install(_:)-(any Module.Type)``.
+    /// Installs the module `factory` makes; see ``install(_:)-(Module.Type)``.
     @discardableResult
     public func install(_ factory: ModuleFactory) async throws(KernelError) -> ModuleState {
         try await exclusively { () async throws(KernelError) -> ModuleState in
@@ -81,6 +81,7 @@ extension Kernel {
 
     /// Deactivates and removes module `id`.
     ///
+    /// - Parameter id: The module to remove; its manifest file, if it came from one, is left alone.
     /// - Parameter dependents: With ``DependentsPolicy/refuse`` (the default), a module that active modules
     ///   require is not removed; with ``DependentsPolicy/deactivate``, those others are deactivated first, dependents before
     ///   dependencies, and stay blocked.

@@ -11,7 +11,7 @@ public import Mosaic
 /// print(report.table)
 /// ```
 ///
-/// Operations that change the running set (``boot()``, ``grant(_:)``, ``revoke(_:)``, ``install(_:)``,
+/// Operations that change the running set (``boot()``, ``grant(_:)``, ``revoke(_:)``, ``install(_:)-(Module.Type)``,
 /// ``uninstall(_:dependents:)``, ``shutdown()``) run one at a time, in the order they were called; queries answer
 /// at once, even while an operation is under way.
 public actor Kernel {
