@@ -8,6 +8,7 @@ import Logging
 import Mosaic
 import MosaicKernel
 import Swinject
+import Synchronization
 
 // The services every contender builds: three leaves and a root that takes one of each.
 protocol LeafA: Sendable { var value: Int { get } }
@@ -79,8 +80,13 @@ func mosaicServices() async throws -> Services {
         }(),
         host: HostEnvironment(version: "1.0.0"), logger: quiet)
     try await kernel.boot()
+    // A dropped kernel withdraws its modules and their services: keep it for the rest of the run.
+    bootedKernels.withLock { $0.append(kernel) }
     return await kernel.services
 }
+
+/// The kernels `mosaicServices()` booted, kept alive while their services are measured.
+let bootedKernels = Mutex<[Kernel]>([])
 
 func swinjectContainer() -> Container {
     let container = Container()
