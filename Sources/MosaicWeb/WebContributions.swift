@@ -147,6 +147,6 @@ extension ExtensionPoint where Content == Panel {
 public enum WebPoints {
     public static let all: [AnyExtensionPoint] = [
         ExtensionPoint<WebRoute>.webRoutes.erased, ExtensionPoint<WebMiddleware>.webMiddleware.erased,
-        ExtensionPoint<Panel>.tabPages.erased,
+        ExtensionPoint<Panel>.tabPages.erased, ExtensionPoint<HealthCheck>.healthChecks.erased,
     ]
 }

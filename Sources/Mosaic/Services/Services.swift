@@ -11,17 +11,21 @@ public struct Services: Sendable {
     @usableFromInline let all: ServiceTable
     /// The module this view belongs to.
     public let module: ModuleID
+    /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
+    @usableFromInline let countsResolves: Bool
 
     /// A view for `module` over `visible`, whose factories resolve their dependencies from `all`.
     package init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
         self.module = module
         self.visible = visible
         self.all = all
+        self.countsResolves = all.observer?.countsResolves ?? false
     }
 
     /// The service of type `type`.
     @inlinable
     public func resolve<T: Sendable>(_ type: T.Type = T.self) throws(ServiceError) -> T {
+        if countsResolves { all.observer?.resolved(by: module) }
         if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         return try all.resolve(box, as: type)
@@ -31,6 +35,7 @@ public struct Services: Sendable {
     /// its reference count, so threads sharing one singleton do not contend on it.
     @inlinable
     public func withService<T: Sendable, R>(_ type: T.Type, _ body: (T) -> R) throws(ServiceError) -> R {
+        if countsResolves { all.observer?.resolved(by: module) }
         if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return body(value) }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         let lent: R? = box._withUnsafeGuaranteedRef { box in
@@ -44,13 +49,17 @@ public struct Services: Sendable {
     func undeclared(_ type: any Any.Type) -> ServiceError {
         let name = qualifiedTypeName(type)
         guard all.box(for: ObjectIdentifier(type)) != nil else {
-            return ServiceError(
-                .noProvider, service: name,
-                message: "nothing provides \(name); register a provider for it, or remove the use from \(module).")
+            return all.failed(
+                ServiceError(
+                    .noProvider, service: name,
+                    message: "nothing provides \(name); register a provider for it, or remove the use from \(module)."),
+                by: module)
         }
-        return ServiceError(
-            .notDeclared, service: name,
-            message: "\(module) resolved \(name) without declaring it; add `module.services.use(\(name).self)` "
-                + "to \(module)'s registration.")
+        return all.failed(
+            ServiceError(
+                .notDeclared, service: name,
+                message: "\(module) resolved \(name) without declaring it; add `module.services.use(\(name).self)` "
+                    + "to \(module)'s registration."),
+            by: module)
     }
 }

@@ -27,8 +27,13 @@ extension Kernel {
             try requireRunning()
             let started = clock.now()
             dispatchEntries = []
-            await runInDependencyOrder(
-                graph.order.filter { records[$0].isActive && takesPart(graph.nodes[$0].registrar) }, kind: kind)
+            let span = startDispatchSpan(kind)
+            await within(span) {
+                await runInDependencyOrder(
+                    graph.order.filter { records[$0].isActive && takesPart(graph.nodes[$0].registrar) }, kind: kind)
+            }
+            span.end()
+            recordDiagnostics()
             return DispatchReport(name: name, entries: dispatchEntries, duration: clock.now() - started)
         }
     }
