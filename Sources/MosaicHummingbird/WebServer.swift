@@ -21,12 +21,12 @@ public enum WebServer {
     /// there too, and that server stops only after the modules have deactivated.
     public static func run(
         _ host: WebHost, address: String = "127.0.0.1", port: Int = 8080, admin: AdminAddress? = nil,
-        logger: Logger, onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in },
-        onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+        logger: Logger, onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
+        onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in }
     ) async throws {
         try await serviceGroup(
             host, address: address, port: port, admin: admin, logger: logger, signals: [.sigterm, .sigint],
-            onBooted: onBooted, onRunning: onRunning
+            onRunning: onRunning, onBooted: onBooted
         ).run()
     }
 
@@ -34,9 +34,9 @@ public enum WebServer {
     /// `ServiceGroup.triggerGracefulShutdown()`.
     package static func serviceGroup(
         _ host: WebHost, address: String = "127.0.0.1", port: Int, admin: AdminAddress? = nil, logger: Logger,
-        signals: [UnixSignal], onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in },
-        onAdminRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
-        onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+        signals: [UnixSignal], onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
+        onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in },
+        onAdminRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> ServiceGroup {
         let idle = host.options.idleTimeout.components
         // Clamped: a timeout meant as "never" (`.seconds(.max)`) must not overflow into a trap.

@@ -25,7 +25,7 @@ public struct Services: Sendable {
     /// The service of type `type`.
     @inlinable
     public func resolve<T: Sendable>(_ type: T.Type = T.self) throws(ServiceError) -> T {
-        if countsResolves { all.observer?.resolved(by: module) }
+        if countsResolves { countResolve() }
         if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         return try all.resolve(box, as: type)
@@ -35,7 +35,7 @@ public struct Services: Sendable {
     /// its reference count, so threads sharing one singleton do not contend on it.
     @inlinable
     public func withService<T: Sendable, R>(_ type: T.Type, _ body: (T) -> R) throws(ServiceError) -> R {
-        if countsResolves { all.observer?.resolved(by: module) }
+        if countsResolves { countResolve() }
         if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return body(value) }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         let lent: R? = box._withUnsafeGuaranteedRef { box in
@@ -43,6 +43,12 @@ public struct Services: Sendable {
         }
         if let lent { return lent }
         return body(try all.resolve(box, as: type))
+    }
+
+    /// Reports one resolve to the observer (only when the host opted in to counting them).
+    @usableFromInline @inline(never)
+    func countResolve() {
+        all.observer?.resolved(by: module)
     }
 
     @usableFromInline

@@ -16,10 +16,10 @@ extension DeeplinkRouter {
             let key = RouteKey(feature: feature, action: link.action)
             route = template(of: key)
             if let route {
-                span.attributes[SpanKey.module] = .string(route.module.rawValue)
-                span.attributes[SpanKey.feature] = .string(feature)
+                span.attributes.set(SpanKey.module, value: .string(route.module.rawValue))
+                span.attributes.set(SpanKey.feature, value: .string(feature))
                 if !route.template.hasSuffix("/*"), let action = link.action {
-                    span.attributes[SpanKey.action] = .string(action)
+                    span.attributes.set(SpanKey.action, value: .string(action))
                 }
             }
         } else {
@@ -32,7 +32,7 @@ extension DeeplinkRouter {
             outcome = error.code.rawValue
             span.setStatus(SpanStatus(code: .error, message: error.code.rawValue))
         }
-        span.attributes[SpanKey.outcome] = .string(outcome)
+        span.attributes.set(SpanKey.outcome, value: .string(outcome))
         span.end()
         let template = link.feature == nil ? "(tab)" : route?.template ?? "(unmatched)"
         telemetry.count(

@@ -43,14 +43,14 @@ extension Kernel {
         switch kind {
         case .activation:
             name = SpanName.activate
-            if let cause = activationCauses[manifest.id] { attributes[SpanKey.cause] = .string(cause.name) }
+            if let cause = activationCauses[manifest.id] { attributes.set(SpanKey.cause, value: .string(cause.name)) }
         case .deactivation: name = SpanName.deactivate
         case .phase(let phase):
             name = SpanName.participant
-            attributes[SpanKey.phase] = .string(phase.name)
+            attributes.set(SpanKey.phase, value: .string(phase.name))
         case .event(let event):
             name = SpanName.listener
-            attributes[SpanKey.event] = .string(event.kind.name)
+            attributes.set(SpanKey.event, value: .string(event.kind.name))
         }
         var context = parent ?? .topLevel
         context.mosaicModule = manifest.id
@@ -72,7 +72,7 @@ extension Kernel {
             span?.addEvent(SpanEvent(name: "mosaic.timed_out", attributes: [SpanKey.module: .string(id)]))
             span?.setStatus(SpanStatus(code: .error, message: "timed out"))
         }
-        span?.attributes[SpanKey.outcome] = .string(name)
+        span?.attributes.set(SpanKey.outcome, value: .string(name))
         span?.end()
         switch kind {
         case .activation:

@@ -1,5 +1,6 @@
 internal import Logging
 public import Mosaic
+internal import Tracing
 
 extension Kernel {
     /// Runs `phase`: the participants of every active module, each module's after those of the modules it

@@ -11,14 +11,14 @@ extension Kernel {
         deeplinkRouter.setGranted(policy.granted)
         let authorization = telemetry.startSpan(SpanName.authorize)
         var verdicts = authorize()
-        authorization.attributes[SpanKey.diagnostics] = .int64(Int64(authorizationDiagnostics.count))
+        authorization.attributes.set(SpanKey.diagnostics, value: .int64(Int64(authorizationDiagnostics.count)))
         authorization.end()
         await deactivate(records.indices.filter { records[$0].isActive && !verdicts[$0].isRun })
         settle(verdicts)
         let failuresBefore = failures.count
         let planning = telemetry.startSpan(SpanName.plan)
         let starting = graph.order.filter { verdicts[$0].isRun && !records[$0].isActive }
-        planning.attributes[SpanKey.modules] = .int64(Int64(starting.count))
+        planning.attributes.set(SpanKey.modules, value: .int64(Int64(starting.count)))
         planning.end()
         await activate(starting)
         if failures.count != failuresBefore {

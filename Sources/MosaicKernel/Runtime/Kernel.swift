@@ -200,7 +200,7 @@ public actor Kernel {
             await within(span) {
                 let validation = telemetry.startSpan(SpanName.validate)
                 for index in records.indices { validate(index) }
-                validation.attributes[SpanKey.diagnostics] = .int64(Int64(graph.diagnostics.count))
+                validation.attributes.set(SpanKey.diagnostics, value: .int64(Int64(graph.diagnostics.count)))
                 validation.end()
                 await reconcile()
             }
