@@ -2,9 +2,11 @@ import ArgumentParser
 import Foundation
 import GhostApp
 import Logging
+import Metrics
 import Mosaic
 import MosaicHummingbird
 import MosaicKernel
+import Prometheus
 
 /// `swift run ghost`: boots the Ghost modules, prints the boot report, and serves the app until Ctrl-C.
 @main
@@ -36,12 +38,21 @@ struct Ghost: AsyncParsableCommand {
         name: .customLong("grant"), help: "An entitlement to grant; repeat for more (default: weather, sports, art).")
     var grants: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Also serve /health/live, /health/ready and /metrics on this port (on loopback).",
+            discussion: "The admin server keeps answering (503) while the modules deactivate at shutdown."))
+    var adminPort: Int?
+
     @Flag(help: "Boot, print the report, shut down and exit, without serving.")
     var check = false
 
     func validate() throws {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535, not \(port).")
+        }
+        if let adminPort, !(0...65_535).contains(adminPort) || adminPort == port {
+            throw ValidationError("--admin-port must be between 0 and 65535 and differ from --port, not \(adminPort).")
         }
         guard idleTimeout > 0 else {
             throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
@@ -60,6 +71,10 @@ struct Ghost: AsyncParsableCommand {
             handler.logLevel = .warning
             return handler
         }
+        // The host owns the metrics backend: Mosaic reports through swift-metrics, and Ghost serves the registry's
+        // text at /metrics.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         do {
             try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         } catch {
@@ -74,8 +89,8 @@ struct Ghost: AsyncParsableCommand {
             extensionPoints: WebHost.extensionPoints,
             options: KernelOptions(
                 deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory))
-        print(try await kernel.boot().table)
         if check {
+            print(try await kernel.boot().table)
             await kernel.shutdown()
             return
         }
@@ -83,10 +98,14 @@ struct Ghost: AsyncParsableCommand {
             allowedHosts: WebHostOptions.loopbackHosts.union(allowedHosts), idleTimeout: .seconds(idleTimeout))
         let host = WebHost(
             kernel: kernel, catalog: catalog, scheme: AppManifest.scheme, title: "Ghost", options: options,
-            logger: Logger(label: "ghost.web"))
-        try await WebServer.run(host, address: bind, port: port, logger: Logger(label: "ghost")) { port in
-            print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.")
-        }
+            logger: Logger(label: "ghost.web"),
+            operations: OperationsOptions(metrics: { registry.emitToString() }))
+        // The server boots the kernel, so that /health/ready answers 503 until boot has finished.
+        try await WebServer.run(
+            host, address: bind, port: port, admin: adminPort.map { AdminAddress(port: $0) },
+            logger: Logger(label: "ghost"),
+            onRunning: { port in print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.") },
+            onBooted: { print($0.table) })
         print("Ghost stopped: server closed, requests finished, modules deactivated.")
     }
 }
