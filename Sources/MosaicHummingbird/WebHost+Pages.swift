@@ -44,6 +44,7 @@ extension WebHost {
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
                 + "<th>Version</th><th>State</th><th>Activation</th><th>Reason</th></tr></thead><tbody>"
                 + rows.joined() + "</tbody></table>" + (await exemptRoutes())
+                + (await configurationSection(report.modules.map(\.id)))
                 + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
     }
 

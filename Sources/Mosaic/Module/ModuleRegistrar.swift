@@ -12,6 +12,8 @@ public struct ModuleRegistrar: Sendable {
     public internal(set) var listeners: [HostEventListener] = []
     /// The links it handles.
     public internal(set) var deeplinks: [DeeplinkHandler] = []
+    /// The configuration keys the module reads (``configuration(_:)``).
+    public internal(set) var configurationKeys: [AnyConfigurationKey] = []
 
     public init() {}
 }

@@ -115,6 +115,7 @@ extension Kernel {
             events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger), module: id),
             state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id))
         context.ledger = ledger
+        context.configuration = configurations[id] ?? ModuleConfiguration()
         records[index].context = context
         let make = graph.nodes[index].entry.factory.make
         let table = serviceRuntime.table

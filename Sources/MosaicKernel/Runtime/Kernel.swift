@@ -76,6 +76,9 @@ public actor Kernel {
     var activationCauses: [ModuleID: ActivationCause] = [:]
     /// The diagnostic codes the diagnostics gauge has shown, so that one that went away reads 0.
     var reportedDiagnostics: Set<DiagnosticKey> = []
+    /// Each module's configuration values, read at validation; and as the host may show them.
+    var configurations: [ModuleID: ModuleConfiguration] = [:]
+    var configurationEntries: [ModuleID: [ConfigurationEntry]] = [:]
     private let changes = Broadcast<StateChange>()
 
     // MARK: The hubs (what active modules are granted, through their ledgers)
@@ -372,7 +375,11 @@ public actor Kernel {
 
     /// Discovered → validated, or failed when the module has a fault of its own.
     func validate(_ index: Int) {
-        let fault = graph.nodes[index].fault
+        var fault = graph.nodes[index].fault
+        if fault == nil, let problem = loadConfiguration(index) {
+            fault = problem
+            failures[graph.nodes[index].id] = problem
+        }
         move(index) { lifecycle in
             guard case .discovered(let discovered) = lifecycle else { return nil }
             return fault.map { .failed(discovered.fail($0)) } ?? .validated(discovered.validate())

@@ -1,3 +1,4 @@
+public import Configuration
 public import CoreMetrics
 public import Mosaic
 public import Tracing
@@ -37,6 +38,9 @@ public struct KernelOptions: Sendable {
     /// Whether every service resolve is counted (`mosaic_service_resolves_total`); off by default, so that the
     /// resolve hot path costs one untaken branch.
     public var countsEveryResolve = false
+    /// Where modules' configuration values come from (environment variables, a JSON file, the command line…),
+    /// asked in order; boot reads and checks every key a module declares before any module runs.
+    public var configurationProviders: [any ConfigProvider] = []
 
     /// Options with defaults suited to an app: 10 s limits, 8 modules at a time.
     public init(
