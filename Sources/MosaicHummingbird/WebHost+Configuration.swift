@@ -20,3 +20,11 @@ extension WebHost {
             + "</tr></thead><tbody>\(rows)</tbody></table>"
     }
 }
+
+extension WebHost {
+    /// Each lifecycle phase a module's participants took part in, with the time they took: `launched 0.2 ms`.
+    static func phaseTimes(_ times: [LifecyclePhase: Duration]) -> String {
+        times.sorted { $0.key.name < $1.key.name }.map { "\($0.key.name) \(milliseconds($0.value))" }
+            .joined(separator: ", ")
+    }
+}

@@ -87,7 +87,7 @@ struct KernelService: Service {
     func run() async throws {
         do {
             await onBooted(try await kernel.boot())
-        } catch where error.code == .alreadyBooted {
+        } catch  where error.code == .alreadyBooted {
         } catch {
             readiness.markStopping()
             throw error

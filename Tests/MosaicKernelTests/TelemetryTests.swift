@@ -29,6 +29,7 @@ extension FinishedInMemorySpan {
     /// Every attribute and event, as text, for searching.
     var text: String {
         var text = operationName
+        // swift-format-ignore: ReplaceForEachWithForLoop
         attributes.forEach { key, value in text += " \(key)=\(value)" }
         for event in events { text += " \(event.name)" }
         return text
@@ -92,7 +93,8 @@ extension TestMetrics {
         var options = KernelOptions()
         options.tracer = tracer
         options.metricsFactory = metrics
-        let kernel = makeKernel([probe("com.app.database", behavior: .fail), probe("com.app.sibling")], options: options)
+        let kernel = makeKernel(
+            [probe("com.app.database", behavior: .fail), probe("com.app.sibling")], options: options)
         try await kernel.boot()
         let span = try #require(
             tracer.finishedSpans.first {
@@ -155,7 +157,9 @@ extension TestMetrics {
         let metrics = TestMetrics()
         let app = try await ghost(tracer: tracer, metrics: metrics).start()
         do {
-            #expect(await app.open("ghost://dashboard/weather/city?name=Lisbon") == .handled(tab: "dashboard", module: "com.ghost.weather"))
+            #expect(
+                await app.open("ghost://dashboard/weather/city?name=Lisbon")
+                    == .handled(tab: "dashboard", module: "com.ghost.weather"))
             _ = await app.open("ghost://dashboard/weather/city?name=Atlantis-7f3a")
             _ = await app.open("ghost://dashboard/no-such-feature-9b1c/action-42?token=hunter2")
             let links = tracer.finishedSpans.filter { $0.operationName == "mosaic.deeplink" }
@@ -193,7 +197,9 @@ extension TestMetrics {
         let stream = kernel.events.subscribe(to: Ping.self, buffer: 1)
         for _ in 0..<3 { try kernel.events.publish(Ping()) }
         let subscriber = [("event", "Ping"), ("subscriber", "mosaic.host")]
-        #expect(try metrics.expectCounter("mosaic_events_published_total", [("event", "Ping"), ("module", "mosaic.host")]).totalValue == 3)
+        #expect(
+            try metrics.expectCounter("mosaic_events_published_total", [("event", "Ping"), ("module", "mosaic.host")])
+                .totalValue == 3)
         #expect(try metrics.expectCounter("mosaic_events_delivered_total", subscriber).totalValue == 3)
         #expect(try metrics.expectCounter("mosaic_events_dropped_total", subscriber).totalValue == 2)
         #expect(try metrics.expectGauge("mosaic_event_buffer_depth", subscriber).lastValue == 1)
@@ -219,5 +225,34 @@ extension TestMetrics {
             await app.shutdown()
             #expect((metrics.counterTotal(label: "mosaic_service_resolves_total") > 0) == counting)
         }
+    }
+}
+
+@Suite struct ActivationCauseTests {
+    @Test("the report says why each module was activated: boot, a grant, an install, or a dependency")
+    func causes() async throws {
+        let tracer = InMemoryTracer()
+        var options = KernelOptions()
+        options.tracer = tracer
+        let kernel = makeKernel(
+            [
+                probe("com.app.base"), probe("com.app.pro", entitlements: ["pro"]),
+                probe("com.app.reports", requires: [.module("com.app.pro")]),
+            ], options: options)
+        let booted = try await kernel.boot()
+        #expect(booted["com.app.base"]?.cause == .boot)
+        #expect(booted["com.app.pro"]?.cause == nil)
+        try await kernel.grant("pro")
+        let granted = await kernel.report()
+        #expect(granted["com.app.pro"]?.cause == .grant("pro"))
+        #expect(granted["com.app.reports"]?.cause == .dependency("com.app.pro"))
+        try await kernel.install(probe("com.app.extra"))
+        #expect(await kernel.report()["com.app.extra"]?.cause == .install)
+        let reports = try #require(
+            tracer.finishedSpans.last {
+                $0.operationName == "mosaic.module.activate" && $0.string("mosaic.module.id") == "com.app.reports"
+            })
+        #expect(reports.string("mosaic.cause") == "dependency")
+        await kernel.shutdown()
     }
 }

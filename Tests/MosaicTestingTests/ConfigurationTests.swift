@@ -63,7 +63,8 @@ struct ConfigurationTests {
             return
         }
         #expect(reason.contains("com.test.mailer.apiKey"))
-        #expect(!MailerModule.read.withLock { $0 }.contains { $0.hasPrefix("com.test.mailer") && $0.contains("0 char") })
+        #expect(
+            !MailerModule.read.withLock { $0 }.contains { $0.hasPrefix("com.test.mailer") && $0.contains("0 char") })
         await kernel.shutdown()
     }
 
@@ -79,7 +80,9 @@ struct ConfigurationTests {
         await kernel.shutdown()
     }
 
-    @Test("a key set in the environment reaches the module; a secret's value is nowhere in logs, pages, metrics or traces")
+    @Test(
+        "a key set in the environment reaches the module; a secret's value is nowhere in logs, pages, metrics or traces"
+    )
     func secretStaysSecret() async throws {
         let secret = "s3cr3t-Value-9f1e2d"
         let log = InMemoryLogHandler()
@@ -127,6 +130,7 @@ extension FinishedInMemorySpan {
     /// Every attribute and event, as text, for searching.
     fileprivate var text: String {
         var text = operationName
+        // swift-format-ignore: ReplaceForEachWithForLoop
         attributes.forEach { key, value in text += " \(key)=\(value)" }
         for event in events { text += " \(event.name)" }
         return text

@@ -149,7 +149,8 @@ struct HealthTests {
             clock.advance(by: .seconds(2))
             let ready = try await answer
             #expect(ready.status == 503)
-            #expect(ready.body.contains("com.test.hanging-check (queue): health check did not finish within 2.0 seconds"))
+            #expect(
+                ready.body.contains("com.test.hanging-check (queue): health check did not finish within 2.0 seconds"))
         }
         await app.shutdown()
     }

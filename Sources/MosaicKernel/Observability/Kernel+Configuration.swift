@@ -43,7 +43,8 @@ extension Kernel {
         var entries: [ConfigurationEntry] = []
         var problems: [String] = []
         for key in keys {
-            let components = id.rawValue.split(separator: ".").map(String.init) + key.name.split(separator: ".").map(String.init)
+            let components =
+                id.rawValue.split(separator: ".").map(String.init) + key.name.split(separator: ".").map(String.init)
             let name = components.joined(separator: ".")
             let environment = Self.environmentName(components)
             do {

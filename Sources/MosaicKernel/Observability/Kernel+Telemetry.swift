@@ -85,7 +85,8 @@ extension Kernel {
                 outcome.duration)
         case .event(let event):
             telemetry.record(
-                MetricName.participantDuration, [("module", id), ("phase", "event:" + event.kind.name), ("outcome", name)],
+                MetricName.participantDuration,
+                [("module", id), ("phase", "event:" + event.kind.name), ("outcome", name)],
                 outcome.duration)
         }
     }

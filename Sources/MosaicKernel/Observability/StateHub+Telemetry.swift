@@ -21,7 +21,10 @@ extension StateHub {
         let clock = ContinuousClock()
         let started = clock.now
         var outcome = "failed"
-        defer { telemetry.record(MetricName.statePersistDuration, [("key", key), ("outcome", outcome)], clock.now - started) }
+        defer {
+            telemetry.record(
+                MetricName.statePersistDuration, [("key", key), ("outcome", outcome)], clock.now - started)
+        }
         try save()
         outcome = "saved"
     }

@@ -260,7 +260,8 @@ public actor Kernel {
             BootReport.Entry(
                 id: graph.nodes[index].manifest.id, version: graph.nodes[index].manifest.version,
                 origin: graph.nodes[index].entry.origin, state: records[index].lifecycle.state,
-                activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes)
+                activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes,
+                cause: records[index].activationTime == nil ? nil : activationCauses[graph.nodes[index].id])
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
     }
