@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import GhostApp
 import Logging
@@ -44,6 +45,18 @@ struct Ghost: AsyncParsableCommand {
             discussion: "The admin server keeps answering (503) while the modules deactivate at shutdown."))
     var adminPort: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "A JSON file of module configuration, such as {\"com\": {\"ghost\": {\"weather\": {\"units\": \"metric\"}}}}.",
+            discussion: "Modules read keys under their identifier. The environment (COM_GHOST_WEATHER_UNITS) and "
+                + "--set override the file."))
+    var configFile: String?
+
+    @Option(
+        name: .customLong("set"),
+        help: "A module configuration value as key=value (com.ghost.weather.units=metric); repeat for more.")
+    var settings: [String] = []
+
     @Flag(help: "Boot, print the report, shut down and exit, without serving.")
     var check = false
 
@@ -59,6 +72,9 @@ struct Ghost: AsyncParsableCommand {
         }
         for name in allowedHosts where name.isEmpty || name.contains(where: { $0 == "/" || $0 == " " }) {
             throw ValidationError("--allow-host takes a host name or address without a scheme or path, not “\(name)”.")
+        }
+        for setting in settings where !setting.contains("=") || setting.hasPrefix("=") {
+            throw ValidationError("--set takes key=value, such as com.ghost.weather.units=metric, not “\(setting)”.")
         }
         for grant in grants {
             if let problem = Entitlement(grant).problem { throw ValidationError("--grant \(grant): \(problem)") }
@@ -82,13 +98,14 @@ struct Ghost: AsyncParsableCommand {
                 "Cannot use \(dataDirectory) as the data directory (\(error)); pass --data-directory.")
         }
         let catalog = ModuleCatalog(groups: AppManifest.groups)
+        var configuration = KernelOptions(
+            deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory)
+        configuration.configurationProviders = try await configurationProviders()
         let granted: Set<Entitlement> =
             grants.isEmpty ? AppManifest.defaultEntitlements : Set(grants.map { Entitlement($0) })
         let kernel = Kernel(
             catalog: catalog, host: AppManifest.host, entitlements: .granted(granted),
-            extensionPoints: WebHost.extensionPoints,
-            options: KernelOptions(
-                deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory))
+            extensionPoints: WebHost.extensionPoints, options: configuration)
         if check {
             print(try await kernel.boot().table)
             await kernel.shutdown()
@@ -107,5 +124,28 @@ struct Ghost: AsyncParsableCommand {
             onRunning: { port in print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.") },
             onBooted: { print($0.table) })
         print("Ghost stopped: server closed, requests finished, modules deactivated.")
+    }
+
+    /// Where modules' configuration comes from, first match wins: `--set`, the environment, `--config-file`.
+    func configurationProviders() async throws -> [any ConfigProvider] {
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        for setting in settings {
+            let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+            values[AbsoluteConfigKey(parts[0].split(separator: ".").map(String.init))] = ConfigValue(
+                .string(parts.count > 1 ? parts[1] : ""), isSecret: false)
+        }
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "command line (--set)", values: values), EnvironmentVariablesProvider(),
+        ]
+        if let configFile {
+            let location = InMemoryProvider(values: ["filePath": ConfigValue(.string(configFile), isSecret: false)])
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: location)))
+            } catch {
+                throw ValidationError(
+                    "Cannot read \(configFile) as JSON configuration (\(error)); fix the file or the path.")
+            }
+        }
+        return providers
     }
 }
