@@ -256,3 +256,24 @@ extension TestMetrics {
         await kernel.shutdown()
     }
 }
+
+@Suite struct ModuleLogMetadataTests {
+    @Test("log lines written while a module's code runs carry the module's id")
+    func metadata() async throws {
+        let seen = EventLog()
+        let kernel = makeKernel([
+            ModuleFactory(manifest: Manifest(id: "com.app.logs", version: "1.0.0")) {
+                Probe(
+                    activate: { _ in
+                        if Logger.MetadataProvider.mosaicModule.get()["mosaic.module"] == "com.app.logs" {
+                            seen.record(.activated("com.app.logs"))
+                        }
+                    }, deactivate: {})
+            }
+        ])
+        try await kernel.boot()
+        #expect(seen.activations == ["com.app.logs"])
+        #expect(Logger.MetadataProvider.mosaicModule.get().isEmpty)
+        await kernel.shutdown()
+    }
+}

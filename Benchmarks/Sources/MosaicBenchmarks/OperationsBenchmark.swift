@@ -45,9 +45,8 @@ func runOperationsBenchmark() async throws {
         let resolve = try spread(count: 1_000_000) { consume(try services.resolve((any Shared).self)) }
         let (kernel, link) = try await operationsKernel(options)
         let tracer = options.tracer as? InMemoryTracer
-        let dispatch = await spreadAsync(count: 20_000, between: { tracer?.clearAll() }) {
-            consume(await kernel.open(link))
-        }
+        let clear: () -> Void = { tracer?.clearAll() }
+        let dispatch = await spreadAsync(count: 20_000, between: clear) { consume(await kernel.open(link)) }
         await kernel.shutdown()
         print(row([name, resolve.text, dispatch.text], widths: widths))
     }

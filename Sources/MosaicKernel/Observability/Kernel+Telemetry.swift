@@ -7,13 +7,25 @@ extension Kernel {
         await ServiceContext.$current.withValue(span.context) { await body() }
     }
 
-    /// Counts a module's move from `from` to `to`, and sets the modules-per-state gauge.
+    /// Counts a module's move from `from` to `to`, and updates the modules-per-state gauge for both states (kept
+    /// incrementally: boot stays linear in the number of modules).
     func recordTransition(_ index: Int, from: ModuleState, to: ModuleState) {
         telemetry.count(
             MetricName.transitions,
             [("module", graph.nodes[index].id.rawValue), ("from", from.name), ("to", to.name)])
-        var counts: [String: Int] = Dictionary(uniqueKeysWithValues: Self.stateNames.map { ($0, 0) })
+        // The first move (and the first after the graph changed) counts every record, this one already moved.
+        guard !stateCounts.isEmpty else { return countStates() }
+        stateCounts[from.name, default: 0] -= 1
+        stateCounts[to.name, default: 0] += 1
+        telemetry.gauge(MetricName.modules, [("state", from.name)], stateCounts[from.name] ?? 0)
+        telemetry.gauge(MetricName.modules, [("state", to.name)], stateCounts[to.name] ?? 0)
+    }
+
+    /// Counts the modules in each state from scratch and sets every state's gauge.
+    func countStates() {
+        var counts = Dictionary(uniqueKeysWithValues: Self.stateNames.map { ($0, 0) })
         for record in records { counts[record.lifecycle.state.name, default: 0] += 1 }
+        stateCounts = counts
         for (state, count) in counts { telemetry.gauge(MetricName.modules, [("state", state)], count) }
     }
 

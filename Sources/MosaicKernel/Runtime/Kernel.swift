@@ -76,6 +76,8 @@ public actor Kernel {
     var activationCauses: [ModuleID: ActivationCause] = [:]
     /// The diagnostic codes the diagnostics gauge has shown, so that one that went away reads 0.
     var reportedDiagnostics: Set<DiagnosticKey> = []
+    /// How many modules are in each state, for the `mosaic_modules` gauge; empty until counted.
+    var stateCounts: [String: Int] = [:]
     /// Each module's configuration values, read at validation; and as the host may show them.
     var configurations: [ModuleID: ModuleConfiguration] = [:]
     var configurationEntries: [ModuleID: [ConfigurationEntry]] = [:]
@@ -371,6 +373,7 @@ public actor Kernel {
             graph: graph, previous: serviceRuntime.boxes, preview: options.preview,
             observer: ServiceTelemetry(telemetry: telemetry))
         records = graph.nodes.map { previous[$0.id] ?? Record() }
+        stateCounts = [:]
         deeplinkRouter.setOwners(graph.deeplinkOwners)
     }
 

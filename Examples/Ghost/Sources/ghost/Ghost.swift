@@ -82,11 +82,12 @@ struct Ghost: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
+        LoggingSystem.bootstrap(
+            { label, metadataProvider in
+                var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
+                handler.logLevel = .warning
+                return handler
+            }, metadataProvider: .mosaicModule)
         // The host owns the metrics backend: Mosaic reports through swift-metrics, and Ghost serves the registry's
         // text at /metrics.
         let registry = PrometheusCollectorRegistry()
