@@ -41,8 +41,9 @@ func runOperationsBenchmark() async throws {
     for (name, configure) in setups {
         var options = KernelOptions()
         configure(&options)
-        let services = try await operationsServices(options)
+        let (owner, services) = try await operationsServices(options)
         let resolve = try spread(count: 1_000_000) { consume(try services.resolve((any Shared).self)) }
+        await owner.shutdown()
         let (kernel, link) = try await operationsKernel(options)
         let tracer = options.tracer as? InMemoryTracer
         let clear: () -> Void = { tracer?.clearAll() }
@@ -84,7 +85,8 @@ func spreadAsync(
     return Spread(values: timings.dropFirst().sorted())
 }
 
-func operationsServices(_ options: KernelOptions) async throws -> Services {
+/// A booted kernel with one singleton service, and the host's view of its services (valid while it runs).
+func operationsServices(_ options: KernelOptions) async throws -> (Kernel, Services) {
     var catalog = ModuleCatalog()
     catalog.add(
         ModuleFactory(
@@ -95,7 +97,7 @@ func operationsServices(_ options: KernelOptions) async throws -> Services {
     quiet.logLevel = .critical
     let kernel = Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), options: options, logger: quiet)
     try await kernel.boot()
-    return await kernel.services
+    return (kernel, await kernel.services)
 }
 
 func operationsKernel(_ options: KernelOptions) async throws -> (Kernel, Deeplink) {
@@ -111,9 +113,11 @@ func operationsKernel(_ options: KernelOptions) async throws -> (Kernel, Deeplin
     }
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
-    let kernel = Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), options: options, logger: quiet)
+    let kernel = Kernel(
+        catalog: catalog, host: HostEnvironment(version: "1.0.0", schemes: ["ghost"]), options: options, logger: quiet)
     try await kernel.boot()
     let link = try Deeplink(parsing: "ghost://home/f57-3/show?id=42")
-    guard case .handled = await kernel.open(link) else { fatalError("the benchmark link must be handled") }
+    let result = await kernel.open(link)
+    guard case .handled = result else { fatalError("the benchmark link must be handled: \(result)") }
     return (kernel, link)
 }
