@@ -36,14 +36,17 @@ extension WebHost {
             "<tr data-module=\"\(HTML.escape(module.id.rawValue))\" data-state=\"\(module.state.name)\">"
                 + "<td>\(HTML.escape(module.id.rawValue))</td><td>\(HTML.escape(module.version.text))</td>"
                 + "<td>\(module.state.name)</td><td>\(module.activationTime.map(Self.milliseconds) ?? "")</td>"
+                + "<td data-cause>\(HTML.escape(module.cause?.description ?? ""))</td>"
+                + "<td>\(HTML.escape(Self.phaseTimes(module.phaseTimes)))</td>"
                 + "<td>\(HTML.escape(module.state.reason ?? ""))</td></tr>"
         }
         let diagnostics = report.diagnostics.map { "<li>\(HTML.escape($0.description))</li>" }
         return Page(
             title: "Modules",
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
-                + "<th>Version</th><th>State</th><th>Activation</th><th>Reason</th></tr></thead><tbody>"
+                + "<th>Version</th><th>State</th><th>Activation</th><th>Cause</th><th>Phases</th><th>Reason</th></tr></thead><tbody>"
                 + rows.joined() + "</tbody></table>" + (await exemptRoutes())
+                + (await configurationSection(report.modules.map(\.id)))
                 + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
     }
 

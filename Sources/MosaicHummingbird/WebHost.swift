@@ -28,6 +28,10 @@ public struct WebHost: Sendable {
     /// The token every form carries: 32 random bytes as 64 hex digits, per host, so another site cannot forge a
     /// form post.
     package let csrfToken: String
+    /// Required modules, health-check limits and the `/metrics` text (see ``WebHost+Health``).
+    public let operations: OperationsOptions
+    /// Whether the host is starting, ready or stopping, for `/health/ready`.
+    package let readiness = Readiness()
     /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
     let declaredEntitlements: Set<Entitlement>
 
@@ -37,8 +41,9 @@ public struct WebHost: Sendable {
     /// `scheme` is the app's link scheme (`/open?url=ghost://…`), one the kernel's `HostEnvironment` accepts.
     public init(
         kernel: Kernel, catalog: ModuleCatalog, scheme: String, title: String, options: WebHostOptions = .init(),
-        logger: Logger = Logger(label: "mosaic.web")
+        logger: Logger = Logger(label: "mosaic.web"), operations: OperationsOptions = .init()
     ) {
+        self.operations = operations
         self.kernel = kernel
         self.catalog = catalog
         self.scheme = scheme

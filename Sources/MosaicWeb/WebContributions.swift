@@ -169,6 +169,6 @@ public enum WebPoints {
     /// contributions to them are diagnosed as contributions to an unknown extension point.
     public static let all: [AnyExtensionPoint] = [
         ExtensionPoint<WebRoute>.webRoutes.erased, ExtensionPoint<WebMiddleware>.webMiddleware.erased,
-        ExtensionPoint<Panel>.tabPages.erased,
+        ExtensionPoint<Panel>.tabPages.erased, ExtensionPoint<HealthCheck>.healthChecks.erased,
     ]
 }

@@ -42,6 +42,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "events" {
     try await runEventBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "operations" {
+    try await runOperationsBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "deeplinks" {
     try await runDeeplinkBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "contributions" {

@@ -22,6 +22,8 @@ public struct ActivationContext: Sendable {
     public let state: SharedState
     /// What the kernel granted the module, taken back when it deactivates; `nil` outside a kernel.
     package var ledger: ModuleLedger?
+    /// The module's configuration values, validated at boot (see ``ConfigurationKey``).
+    public package(set) var configuration = ModuleConfiguration()
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     package init(

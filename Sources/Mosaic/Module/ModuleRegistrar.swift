@@ -12,6 +12,8 @@ public struct ModuleRegistrar: Sendable {
     package internal(set) var listeners: [HostEventListener] = []
     /// The links it handles.
     package internal(set) var deeplinks: [DeeplinkHandler] = []
+    /// The configuration keys the module reads (``configuration(_:)``).
+    package internal(set) var configurationKeys: [AnyConfigurationKey] = []
 
     package init() {}
 }

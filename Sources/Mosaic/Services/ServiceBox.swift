@@ -94,7 +94,7 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     /// The service: a new instance when transient, otherwise the one built on first use.
     @inlinable
     package func get(from table: ServiceTable) throws(ServiceError) -> T {
-        guard active.load(ordering: .acquiring) else { throw inactive() }
+        guard active.load(ordering: .acquiring) else { throw table.failed(inactive(), by: provider) }
         if case .transient = scope { return try build(table) }
         if let value = withBuiltAddress({ $0 == 0 ? nil : Self.value(at: $0) }) { return value }
         return try publish(table)
@@ -134,6 +134,11 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
 
     @usableFromInline
     func build(_ table: ServiceTable) throws(ServiceError) -> T {
+        guard let observer = table.observer else { return try make(table) }
+        return try observer.build(key, provider: provider) { () throws(ServiceError) -> T in try make(table) }
+    }
+
+    private func make(_ table: ServiceTable) throws(ServiceError) -> T {
         do {
             return try factory(table)
         } catch let error as ServiceError {

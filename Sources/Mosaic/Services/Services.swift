@@ -11,12 +11,15 @@ public struct Services: Sendable {
     @usableFromInline let all: ServiceTable
     /// The module this view belongs to.
     public let module: ModuleID
+    /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
+    @usableFromInline let countsResolves: Bool
 
     /// A view for `module` over `visible`, whose factories resolve their dependencies from `all`.
     package init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
         self.module = module
         self.visible = visible
         self.all = all
+        self.countsResolves = all.observer?.countsResolves ?? false
     }
 
     /// The service `key` names.
@@ -28,6 +31,7 @@ public struct Services: Sendable {
     /// The service of type `type`: the kernel's and harness's form of ``resolve(_:)-(ServiceKey<T>)``.
     @inlinable
     package func resolve<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
+        if countsResolves { countResolve() }
         if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return value }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         return try all.resolve(box, as: type)
@@ -38,6 +42,7 @@ public struct Services: Sendable {
     @inlinable
     public func withService<T: Sendable, R>(_ key: ServiceKey<T>, _ body: (T) -> R) throws(ServiceError) -> R {
         let type = T.self
+        if countsResolves { countResolve() }
         if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return body(value) }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         let lent: R? = box._withUnsafeGuaranteedRef { box in
@@ -47,17 +52,27 @@ public struct Services: Sendable {
         return body(try all.resolve(box, as: type))
     }
 
+    /// Reports one resolve to the observer (only when the host opted in to counting them).
+    @usableFromInline @inline(never)
+    func countResolve() {
+        all.observer?.resolved(by: module)
+    }
+
     @usableFromInline
     func undeclared(_ type: any Any.Type) -> ServiceError {
         let name = qualifiedTypeName(type)
         guard all.box(for: ObjectIdentifier(type)) != nil else {
-            return ServiceError(
-                .noProvider, service: name,
-                message: "nothing provides \(name); register a provider for it, or remove the use from \(module).")
+            return all.failed(
+                ServiceError(
+                    .noProvider, service: name,
+                    message: "nothing provides \(name); register a provider for it, or remove the use from \(module)."),
+                by: module)
         }
-        return ServiceError(
-            .notDeclared, service: name,
-            message: "\(module) resolved \(name) without declaring it; add `module.services.use(…)` with the key of "
-                + "\(name) to \(module)'s registration, or read it through an `@Injected` property of the module.")
+        return all.failed(
+            ServiceError(
+                .notDeclared, service: name,
+                message: "\(module) resolved \(name) without declaring it; add `module.services.use(…)` with the key "
+                    + "of \(name) to \(module)'s registration, or read it through an `@Injected` property of the module."),
+            by: module)
     }
 }

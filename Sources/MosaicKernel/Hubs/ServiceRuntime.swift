@@ -23,7 +23,10 @@ struct ServiceRuntime {
     private(set) var table: ServiceTable
 
     /// The runtime for `graph`, reusing the boxes of `previous` that still provide the same service.
-    init(graph: ModuleGraph, previous: [BoxKey: AnyServiceBox] = [:], preview: Bool) {
+    init(
+        graph: ModuleGraph, previous: [BoxKey: AnyServiceBox] = [:], preview: Bool,
+        observer: (any ServiceObserver)? = nil
+    ) {
         provided = Array(repeating: [], count: graph.nodes.count)
         var hostBoxes: [AnyServiceBox] = []
         for (key, provider) in graph.serviceProviders {
@@ -38,7 +41,7 @@ struct ServiceRuntime {
                 hostBoxes.append(box)
             }
         }
-        let all = ServiceTable(Array(boxes.values))
+        let all = ServiceTable(Array(boxes.values), observer: observer)
         table = all
         hostView = Services(module: Self.hostID, visible: all, all: all)
         let hostOnly = ServiceTable(hostBoxes)

@@ -16,6 +16,7 @@ extension Kernel {
             try requireRunning()
             policy.grant(entitlement)
             logger.info("entitlement granted", metadata: ["entitlement": "\(entitlement)"])
+            operationCause = .grant(entitlement)
             await reconcile()
         }
     }
@@ -74,6 +75,8 @@ extension Kernel {
             rebuildGraph()
             if let index = graph.position[id] { validate(index) }
             logger.info("module installed", metadata: ["module": "\(id)"])
+            operationCause = .install
+            activationCauses[id] = .install
             await reconcile()
             return state(of: id) ?? .discovered
         }

@@ -1,5 +1,6 @@
 internal import Logging
 public import Mosaic
+internal import Tracing
 
 extension Kernel {
     /// Runs `phase`: the participants of every active module, each module's after those of the modules it
@@ -27,8 +28,13 @@ extension Kernel {
             try requireRunning()
             let started = clock.now()
             dispatchEntries = []
-            await runInDependencyOrder(
-                graph.order.filter { records[$0].isActive && takesPart(graph.nodes[$0].registrar) }, kind: kind)
+            let span = startDispatchSpan(kind)
+            await within(span) {
+                await runInDependencyOrder(
+                    graph.order.filter { records[$0].isActive && takesPart(graph.nodes[$0].registrar) }, kind: kind)
+            }
+            span.end()
+            recordDiagnostics()
             return DispatchReport(name: name, entries: dispatchEntries, duration: clock.now() - started)
         }
     }
