@@ -27,7 +27,7 @@ public struct ConfigurationKey<Value: ConfigurationValue>: Sendable, Hashable {
     }
 
     /// The key without its type, as the kernel validates it.
-    public var erased: AnyConfigurationKey {
+    package var erased: AnyConfigurationKey {
         AnyConfigurationKey(name: name, kind: Value.kind, defaultValue: defaultValue, isSecret: isSecret)
     }
 }
@@ -71,21 +71,21 @@ extension Bool: ConfigurationValue {
 }
 
 /// A configuration key without its value's type.
-public struct AnyConfigurationKey: Sendable, Hashable {
+package struct AnyConfigurationKey: Sendable, Hashable {
     /// The key's name within the module.
-    public let name: String
+    package let name: String
     /// The value's kind.
-    public let kind: ConfigurationKind
+    package let kind: ConfigurationKind
     /// The default, if any.
-    public let defaultValue: (any ConfigurationValue)?
+    package let defaultValue: (any ConfigurationValue)?
     /// Whether the value is a secret.
-    public let isSecret: Bool
+    package let isSecret: Bool
 
     /// Two keys are the same when their names are.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
+    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
 
     /// Hashes the name.
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// The configuration values a module declared, as the host supplied them, validated at boot.

@@ -4,11 +4,11 @@ public import Instrumentation
 ///
 /// The kernel sets it whenever it calls into a module (activation, a phase, a link handler, a content build, a
 /// task), so spans and log lines that module code makes can name the module.
-public enum ModuleContextKey: ServiceContextKey {
+package enum ModuleContextKey: ServiceContextKey {
     /// The module's identifier.
-    public typealias Value = ModuleID
+    package typealias Value = ModuleID
     /// The key's name, as a tracer or log handler shows it.
-    public static var nameOverride: String? { "mosaic.module.id" }
+    package static var nameOverride: String? { "mosaic.module.id" }
 }
 
 extension ServiceContext {

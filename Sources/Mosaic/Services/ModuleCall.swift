@@ -24,7 +24,7 @@ package final class ModuleCall: Sendable {
 extension Services {
     /// Runs `operation` as a call of this module's code: with these services as ``current`` (for `@Injected`),
     /// and failing with the first service failure `@Injected` recorded in it, even when `operation` returned. The
-    /// task-local `ServiceContext` names the module meanwhile (``ModuleContextKey``).
+    /// task-local `ServiceContext` names the module meanwhile (`ServiceContext.mosaicModule`).
     package func call<R>(_ operation: () async throws -> R) async throws -> R {
         let call = ModuleCall()
         var serviceContext = ServiceContext.current ?? .topLevel

@@ -4,7 +4,8 @@ package protocol ServiceObserver: Sendable {
     /// Whether ``resolved(_:by:)`` is called on every resolve.
     var countsResolves: Bool { get }
     /// Runs `body`, the build of `key`'s service provided by `provider`.
-    func build<T>(_ key: AnyServiceKey, provider: ModuleID, _ body: () throws(ServiceError) -> T) throws(ServiceError) -> T
+    func build<T>(_ key: AnyServiceKey, provider: ModuleID, _ body: () throws(ServiceError) -> T) throws(ServiceError)
+        -> T
     /// `module` failed to resolve a service with `error`.
     func resolveFailed(_ error: ServiceError, by module: ModuleID)
     /// `module` resolved a service.

@@ -72,7 +72,8 @@ public struct Services: Sendable {
             ServiceError(
                 .notDeclared, service: name,
                 message: "\(module) resolved \(name) without declaring it; add `module.services.use(…)` with the key "
-                    + "of \(name) to \(module)'s registration, or read it through an `@Injected` property of the module."),
+                    + "of \(name) to \(module)'s registration, or read it through an `@Injected` property of the module."
+            ),
             by: module)
     }
 }
