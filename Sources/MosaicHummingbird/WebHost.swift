@@ -28,7 +28,7 @@ public struct WebHost: Sendable {
     /// The token every form carries: 32 random bytes as 64 hex digits, per host, so another site cannot forge a
     /// form post.
     package let csrfToken: String
-    /// Required modules, health-check limits and the `/metrics` text (see ``WebHost+Health``).
+    /// Required modules, health-check limits and the `/metrics` text (see `WebHost+Health.swift`).
     public let operations: OperationsOptions
     /// Whether the host is starting, ready or stopping, for `/health/ready`.
     package let readiness = Readiness()
