@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import Hummingbird
 import HummingbirdTesting
 import InMemoryLogging
@@ -10,6 +11,7 @@ import MosaicHummingbird
 import MosaicKernel
 import MosaicWeb
 import Synchronization
+import SystemPackage
 import Testing
 import Tracing
 
@@ -30,6 +32,23 @@ struct MailerModule: Module {
         let retries = context.configuration[Self.retries]
         context.logger.info("mailer configured", metadata: ["retries": "\(retries)"])
         Self.read.withLock { $0.append("\(context.id): \(key.count) characters, \(retries) retries") }
+    }
+}
+
+/// A module that observes a number and a secret; it hands the test its stream of the number.
+struct RefresherModule: Module {
+    static let manifest = Manifest(id: "com.test.refresher", version: "1.0.0")
+    static let minutes = ConfigurationKey<Int>("minutes", default: 15)
+    static let token = ConfigurationKey<String>("token", secret: true)
+    static let minutesUpdates = Mutex<AsyncStream<Int>?>(nil)
+
+    static func register(in module: inout ModuleRegistrar) {
+        module.configuration(minutes, token)
+    }
+
+    func activate(_ context: ActivationContext) async throws {
+        let updates = context.configuration.updates(of: Self.minutes)
+        Self.minutesUpdates.withLock { $0 = updates }
     }
 }
 
@@ -123,6 +142,96 @@ struct ConfigurationTests {
             #expect(!text.contains(secret), "the secret appeared in the \(place)")
         }
         #expect(!logs.isEmpty && !traces.isEmpty)
+    }
+}
+
+@Suite("Configuration reloads", .serialized)
+struct ConfigurationReloadTests {
+    private static let minutesKey = AbsoluteConfigKey(["com", "test", "refresher", "minutes"])
+    private static let tokenKey = AbsoluteConfigKey(["com", "test", "refresher", "token"])
+
+    @Test(
+        "a reloaded value reaches the module that observes it; a malformed one is reported and the last good value kept"
+    )
+    func reloadDeliversGoodValuesOnly() async throws {
+        let secret = "t0ken-7d1c-secret"
+        let provider = MutableInMemoryProvider(
+            name: "test",
+            initialValues: [Self.minutesKey: 20, Self.tokenKey: ConfigValue(.string(secret), isSecret: true)])
+        let log = InMemoryLogHandler()
+        var options = KernelOptions()
+        options.configurationProviders = [provider]
+        let kernel = Kernel(
+            modules: [RefresherModule.self], host: HostEnvironment(version: "1.0.0"), options: options,
+            logger: Logger(label: "test") { _ in log })
+        let report = try await kernel.boot()
+        #expect(report["com.test.refresher"]?.state == .active)
+        let stream = try #require(RefresherModule.minutesUpdates.withLock { $0 })
+        var updates = stream.makeAsyncIterator()
+        #expect(await updates.next() == 20)
+
+        provider.setValue(30, forKey: Self.minutesKey)
+        await kernel.reloadConfiguration()
+        #expect(await updates.next() == 30)
+
+        provider.setValue("soon", forKey: Self.minutesKey)
+        provider.setValue(ConfigValue(.string(secret + "-2"), isSecret: true), forKey: Self.tokenKey)
+        await kernel.reloadConfiguration()
+        let diagnostic = try #require(await kernel.diagnostics.first { $0.code == .configurationReloadRejected })
+        #expect(diagnostic.modules == ["com.test.refresher"])
+        #expect(diagnostic.message.contains("keeps the last good value of com.test.refresher.minutes"))
+        #expect(diagnostic.fix.contains("COM_TEST_REFRESHER_MINUTES"))
+        let entries = await kernel.configuration(of: "com.test.refresher")
+        #expect(entries.first { $0.key == "com.test.refresher.minutes" }?.value == "30")
+        #expect(entries.first { $0.key == "com.test.refresher.token" }?.value == "(secret)")
+
+        provider.setValue(45, forKey: Self.minutesKey)
+        await kernel.reloadConfiguration()
+        // The next value after 30 is 45: "soon" never reached the module.
+        #expect(await updates.next() == 45)
+        #expect(await kernel.diagnostics.contains { $0.code == .configurationReloadRejected } == false)
+
+        await kernel.shutdown()
+        // The stream ends with the module.
+        #expect(await updates.next() == nil)
+        let logs = log.entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+        #expect(logs.contains("com.test.refresher.minutes"))
+        #expect(!logs.contains(secret), "a secret's value appeared in the logs")
+        #expect(!diagnostic.description.contains(secret))
+    }
+
+    @Test("a reloading JSON file provider delivers the file's new values once it reloads")
+    func reloadingFileProvider() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-reload-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("config.json")
+        let write: @Sendable (Int) throws -> Void = { minutes in
+            let json = #"{"com": {"test": {"refresher": {"minutes": \#(minutes), "token": "t"}}}}"#
+            try Data(json.utf8).write(to: file, options: .atomic)
+            // A distinct modification time for each version, however coarse the file system's clock.
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSince1970: 1_000_000 + Double(minutes))], ofItemAtPath: file.path)
+        }
+        try write(20)
+        let provider = try await ReloadingFileProvider<JSONSnapshot>(
+            filePath: FilePath(file.path), pollInterval: .milliseconds(1))
+        var options = KernelOptions()
+        options.configurationProviders = [provider]
+        let kernel = Kernel(
+            modules: [RefresherModule.self], host: HostEnvironment(version: "1.0.0"), options: options,
+            logger: Logger(label: "test") { _ in InMemoryLogHandler() })
+        try await kernel.boot()
+        let stream = try #require(RefresherModule.minutesUpdates.withLock { $0 })
+        var updates = stream.makeAsyncIterator()
+        #expect(await updates.next() == 20)
+        // The provider checks the file on each trigger (a poll tick or SIGHUP); the kernel reloads when it sees the
+        // provider's new values. Waiting is on the module's stream, with no time limit of the test's own.
+        let polling = Task { try await provider.run() }
+        try write(21)
+        #expect(await updates.next() == 21)
+        polling.cancel()
+        await kernel.shutdown()
     }
 }
 

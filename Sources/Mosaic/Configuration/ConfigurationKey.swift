@@ -88,20 +88,40 @@ package struct AnyConfigurationKey: Sendable, Hashable {
     package func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
-/// The configuration values a module declared, as the host supplied them, validated at boot.
+/// The configuration values a module declared, as the host supplied them, validated at boot; while the module
+/// is active, the values the host reloads since (a reloading file provider, say) replace them.
+///
+/// ```swift
+/// context.task {
+///     for await minutes in context.configuration.updates(of: WeatherSettings.refreshMinutes) { … }
+/// }
+/// ```
 public struct ModuleConfiguration: Sendable {
     private let values: [String: any ConfigurationValue]
+    private let feed: (any ConfigurationFeed)?
 
     /// Values by key name.
     package init(_ values: [String: any ConfigurationValue] = [:]) {
         self.values = values
+        self.feed = nil
     }
 
-    /// The value of `key`: the host's, or the key's default.
+    private init(values: [String: any ConfigurationValue], feed: (any ConfigurationFeed)?) {
+        self.values = values
+        self.feed = feed
+    }
+
+    /// The same values, kept current by `feed` (the kernel's, for one active module).
+    package func fed(by feed: any ConfigurationFeed) -> Self {
+        Self(values: values, feed: feed)
+    }
+
+    /// The value of `key`: the host's (as last reloaded), or the key's default.
     ///
     /// - Precondition: the module declared `key` in `register(in:)` (`module.configuration(key)`), or `key` has a
     ///   default; boot validated every declared key, so a declared key always has a value here.
     public subscript<Value>(_ key: ConfigurationKey<Value>) -> Value {
+        if let value = feed?.value(named: key.name) as? Value { return value }
         if let value = values[key.name] as? Value { return value }
         guard let fallback = key.defaultValue else {
             preconditionFailure(
@@ -110,4 +130,30 @@ public struct ModuleConfiguration: Sendable {
         }
         return fallback
     }
+
+    /// The value of `key` now, then each new value the host reloads, until the module deactivates.
+    ///
+    /// Only well-formed values arrive: a reloaded value that cannot be read as the key's type is reported (a
+    /// diagnostic naming the module, the key and the fix) and the module keeps the last good one. The stream
+    /// keeps at most `buffer` values the module has not read yet, dropping the oldest; it ends when the module
+    /// deactivates (outside a kernel, after the first value).
+    public func updates<Value>(of key: ConfigurationKey<Value>, buffer: Int = 8) -> AsyncStream<Value> {
+        if let feed, let stream = feed.updates(named: key.name, as: Value.self, buffer: max(1, buffer)) {
+            return stream
+        }
+        let current = self[key]
+        return AsyncStream { continuation in
+            continuation.yield(current)
+            continuation.finish()
+        }
+    }
+}
+
+/// Where an active module's configuration values come from after boot: the kernel, which reloads them.
+package protocol ConfigurationFeed: Sendable {
+    /// The current value of the key named `name`, or `nil` when the feed has none.
+    func value(named name: String) -> (any ConfigurationValue)?
+    /// The current value of the key named `name`, then each new one, until the module deactivates; `nil` when
+    /// the feed cannot deliver (the module is on its way out).
+    func updates<Value: ConfigurationValue>(named name: String, as type: Value.Type, buffer: Int) -> AsyncStream<Value>?
 }

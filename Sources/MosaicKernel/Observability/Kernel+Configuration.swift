@@ -1,4 +1,5 @@
 internal import Configuration
+internal import Logging
 public import Mosaic
 
 /// One configuration value of a module as the host may show it: a secret's value is never here.
@@ -18,6 +19,9 @@ extension Diagnostic.Code {
     public static let configurationMissing: Self = "configuration.missing"
     /// A configuration value cannot be read as the key's type.
     public static let configurationMalformed: Self = "configuration.malformed"
+    /// A reloaded configuration value is missing or cannot be read as the key's type; the module keeps the last
+    /// good value.
+    public static let configurationReloadRejected: Self = "configuration.reload-rejected"
 }
 
 extension Kernel {
@@ -84,8 +88,115 @@ extension Kernel {
         }
         configurations[id] = ModuleConfiguration(values)
         configurationEntries[id] = entries
-        guard !problems.isEmpty else { return nil }
+        guard !problems.isEmpty else {
+            configurationStore.set(id, values)
+            return nil
+        }
         return "its configuration is incomplete: " + problems.joined(separator: "; ")
+    }
+
+    /// Reads every declared key again from the host's providers and hands each changed, well-formed value to the
+    /// modules that observe it (``ModuleConfiguration/updates(of:buffer:)``); the kernel calls this whenever a
+    /// provider reports new values (a `ReloadingFileProvider` that the host runs, say), and a host may call it
+    /// after changing a provider itself.
+    ///
+    /// A value that is now missing (with no default) or malformed does not reach the module: it keeps the last
+    /// good value, and a `configuration.reload-rejected` diagnostic and a warning
+    /// name the module, the key and the fix (never a secret's value). It goes away once the value is good again.
+    public func reloadConfiguration() {
+        let providers = options.configurationProviders
+        guard !providers.isEmpty else { return }
+        let reader = ConfigReader(providers: providers)
+        let sources = providers.map(\.providerName).joined(separator: ", ")
+        for index in records.indices {
+            let id = graph.nodes[index].id
+            let keys = graph.nodes[index].registrar.configurationKeys
+            // A module whose configuration was incomplete at boot did not start; boot's diagnostics stand.
+            guard !keys.isEmpty, configurationStore.holds(id) else { continue }
+            for key in keys {
+                let components =
+                    id.rawValue.split(separator: ".").map(String.init)
+                    + key.name.split(separator: ".").map(String.init)
+                let name = components.joined(separator: ".")
+                let value: any ConfigurationValue
+                var isSupplied = true
+                do {
+                    value = try Self.read(key, ConfigKey(components), from: reader)
+                } catch {
+                    let missing = "\(error)".hasPrefix("Missing required")
+                    if missing, let fallback = key.defaultValue {
+                        value = fallback
+                        isSupplied = false
+                    } else {
+                        rejectReload(
+                            of: key, named: name, module: id, missing: missing, sources: sources,
+                            environment: Self.environmentName(components), error: error)
+                        continue
+                    }
+                }
+                clearReloadRejection(named: name, module: id)
+                guard configurationStore.update(id, key.name, to: value) else { continue }
+                if let position = configurationEntries[id]?.firstIndex(where: { $0.key == name }) {
+                    configurationEntries[id]?[position] = ConfigurationEntry(
+                        key: name, value: key.isSecret ? "(secret)" : "\(value)", isSupplied: isSupplied,
+                        isSecret: key.isSecret)
+                }
+                logger.info(
+                    "configuration reloaded", metadata: [LogKey.module: "\(id)", LogKey.configurationKey: "\(name)"])
+            }
+        }
+    }
+
+    /// Reports a reloaded value that does not reach the module, replacing an earlier report for the same key.
+    private func rejectReload(
+        of key: AnyConfigurationKey, named name: String, module id: ModuleID, missing: Bool, sources: String,
+        environment: String, error: any Error
+    ) {
+        clearReloadRejection(named: name, module: id)
+        let problem =
+            missing
+            ? "\(name) (\(key.kind.rawValue)) no longer has a value in \(sources)"
+            : "\(name) is not a valid \(key.kind.rawValue) in \(sources)"
+                + (key.isSecret ? "" : ": \(String(describing: error).prefix(300))")
+        let diagnostic = Diagnostic(
+            .configurationReloadRejected, .warning, modules: [id],
+            message: "\(id) keeps the last good value of \(name): the reloaded \(problem).",
+            fix: "Give \(name) a \(key.kind.rawValue) value where it is set (environment variable \(environment), "
+                + "the configuration file or the command line); the next reload delivers it.")
+        runtimeDiagnostics.append(diagnostic)
+        logger.warning(
+            "\(diagnostic.message) \(diagnostic.fix)",
+            metadata: [LogKey.module: "\(id)", LogKey.configurationKey: "\(name)"])
+    }
+
+    private func clearReloadRejection(named name: String, module id: ModuleID) {
+        runtimeDiagnostics.removeAll {
+            $0.code == .configurationReloadRejected && $0.modules == [id]
+                && $0.message.hasPrefix("\(id) keeps the last good value of \(name):")
+        }
+    }
+
+    /// Starts reloading configuration whenever one of the host's providers reports new values, until shutdown;
+    /// only when some module declares a key.
+    func watchConfiguration() {
+        let providers = options.configurationProviders
+        guard configurationWatch == nil, !providers.isEmpty,
+            graph.nodes.contains(where: { !$0.registrar.configurationKeys.isEmpty })
+        else { return }
+        let reload: @Sendable () async -> Void = { [weak self] in await self?.reloadConfiguration() }
+        configurationWatch = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for provider in providers {
+                    group.addTask {
+                        // The first snapshot may already differ from what boot read; reloading an unchanged one
+                        // changes nothing.
+                        try? await provider.watchSnapshot { updates in
+                            for await _ in updates { await reload() }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     private static func read(
@@ -113,6 +224,12 @@ extension Kernel {
             return text.uppercased()
         }.joined(separator: "_")
     }
+}
+
+/// The log metadata keys of configuration reloads.
+private enum LogKey {
+    static let module = "mosaic.module.id"
+    static let configurationKey = "mosaic.configuration.key"
 }
 
 /// No configuration source holds the key.

@@ -1,5 +1,6 @@
 internal import CoreMetrics
 internal import Mosaic
+internal import Synchronization
 internal import Tracing
 
 /// Where the kernel's spans and metrics go (the tracer and metrics factory of ``KernelOptions``, else the ones the
@@ -10,23 +11,30 @@ struct Telemetry: Sendable {
     let metrics: any MetricsFactory
     /// Whether every resolve is counted (``KernelOptions/countsEveryResolve``).
     let countsResolves: Bool
+    /// The metric handles made so far, one per label and dimensions, so that a count costs a lookup rather than a
+    /// new handle from the factory.
+    private let handles: MetricHandles
 
     init(options: KernelOptions) {
         tracer = options.tracer ?? InstrumentationSystem.tracer
         metrics = options.metricsFactory ?? MetricsSystem.factory
         countsResolves = options.countsEveryResolve
+        handles = MetricHandles()
     }
 
     func count(_ name: String, _ dimensions: [(String, String)], by amount: Int = 1) {
-        Counter(label: name, dimensions: dimensions, factory: metrics).increment(by: amount)
+        handles.counters.handle(name, dimensions) { Counter(label: name, dimensions: dimensions, factory: metrics) }
+            .increment(by: amount)
     }
 
     func record(_ name: String, _ dimensions: [(String, String)], _ duration: Duration) {
-        Timer(label: name, dimensions: dimensions, factory: metrics).recordNanoseconds(duration.nanoseconds)
+        handles.timers.handle(name, dimensions) { Timer(label: name, dimensions: dimensions, factory: metrics) }
+            .recordNanoseconds(duration.nanoseconds)
     }
 
     func gauge(_ name: String, _ dimensions: [(String, String)], _ value: Int) {
-        Gauge(label: name, dimensions: dimensions, factory: metrics).record(value)
+        handles.gauges.handle(name, dimensions) { Gauge(label: name, dimensions: dimensions, factory: metrics) }
+            .record(value)
     }
 
     /// Starts a span named `name` under `parent` (the task's context when `nil`).
@@ -36,6 +44,40 @@ struct Telemetry: Sendable {
         let span = tracer.startSpan(name, context: parent ?? .current ?? .topLevel, ofKind: kind)
         if !attributes.isEmpty { span.attributes.merge(attributes) }
         return span
+    }
+}
+
+/// The counters, timers and gauges one kernel made, by label and dimensions.
+private final class MetricHandles: Sendable {
+    let counters = HandleCache<Counter>()
+    let timers = HandleCache<Timer>()
+    let gauges = HandleCache<Gauge>()
+}
+
+/// Metric handles of one kind, by label and dimensions; each is made once, on first use.
+private final class HandleCache<Handle: Sendable>: Sendable {
+    private struct Key: Hashable {
+        let label: String
+        let dimensions: [Dimension]
+    }
+
+    private struct Dimension: Hashable {
+        let name: String
+        let value: String
+    }
+
+    private let handles = Mutex<[Key: Handle]>([:])
+
+    /// The handle for `label` and `dimensions`, made by `make` the first time.
+    func handle(_ label: String, _ dimensions: [(String, String)], make: () -> Handle) -> Handle {
+        let key = Key(label: label, dimensions: dimensions.map { Dimension(name: $0.0, value: $0.1) })
+        if let handle = handles.withLock({ $0[key] }) { return handle }
+        let made = make()
+        return handles.withLock { handles in
+            if let handle = handles[key] { return handle }
+            handles[key] = made
+            return made
+        }
     }
 }
 

@@ -115,7 +115,8 @@ extension Kernel {
             events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger), module: id),
             state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id))
         context.ledger = ledger
-        context.configuration = configurations[id] ?? ModuleConfiguration()
+        context.configuration = (configurations[id] ?? ModuleConfiguration())
+            .fed(by: ModuleConfigurationFeed(store: configurationStore, module: id, ledger: ledger))
         records[index].context = context
         let make = graph.nodes[index].entry.factory.make
         let table = serviceRuntime.table

@@ -81,6 +81,10 @@ public actor Kernel {
     /// Each module's configuration values, read at validation; and as the host may show them.
     var configurations: [ModuleID: ModuleConfiguration] = [:]
     var configurationEntries: [ModuleID: [ConfigurationEntry]] = [:]
+    /// Each module's current configuration values and their observers (reloads change them).
+    let configurationStore = ConfigurationStore()
+    /// The task that reloads configuration when a provider's values change, from boot to shutdown.
+    var configurationWatch: Task<Void, Never>?
     private let changes = Broadcast<StateChange>()
 
     // MARK: The hubs (what active modules are granted, through their ledgers)
@@ -209,6 +213,7 @@ public actor Kernel {
                 validation.end()
                 await reconcile()
             }
+            watchConfiguration()
             bootDuration = clock.now() - started
             telemetry.record(MetricName.bootDuration, [], bootDuration)
             span.end()
@@ -224,6 +229,8 @@ public actor Kernel {
         await exclusivelyEvenIfCancelled {
             guard status != .shutDown else { return }
             status = .shutDown
+            configurationWatch?.cancel()
+            configurationWatch = nil
             let span = telemetry.startSpan(SpanName.shutdown)
             await within(span) { await deactivate(records.indices.filter { records[$0].isActive }) }
             span.end()
@@ -233,6 +240,7 @@ public actor Kernel {
             deeplinkRouter.finish()
             eventHub.finish()
             stateHub.finish()
+            configurationStore.finish()
         }
     }
 

@@ -49,8 +49,13 @@ struct Ghost: AsyncParsableCommand {
         help: ArgumentHelp(
             "A JSON file of module configuration, such as {\"com\": {\"ghost\": {\"weather\": {\"units\": \"metric\"}}}}.",
             discussion: "Modules read keys under their identifier. The environment (COM_GHOST_WEATHER_UNITS) and "
-                + "--set override the file."))
+                + "--set override the file. Ghost checks the file for changes every --config-poll-seconds seconds "
+                + "and on SIGHUP (kill -HUP <pid>), and hands new values to the modules that observe them; a "
+                + "malformed new value is reported and the module keeps the last good one."))
     var configFile: String?
+
+    @Option(help: "How often, in seconds, Ghost checks --config-file for changes.")
+    var configPollSeconds = 15
 
     @Option(
         name: .customLong("set"),
@@ -101,7 +106,8 @@ struct Ghost: AsyncParsableCommand {
         let catalog = ModuleCatalog(groups: AppManifest.groups)
         var configuration = KernelOptions(
             deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory)
-        configuration.configurationProviders = try await configurationProviders()
+        let (providers, reloadingFile) = try await configurationProviders()
+        configuration.configurationProviders = providers
         let granted: Set<Entitlement> =
             grants.isEmpty ? AppManifest.defaultEntitlements : Set(grants.map { Entitlement($0) })
         let kernel = Kernel(
@@ -118,6 +124,9 @@ struct Ghost: AsyncParsableCommand {
             kernel: kernel, catalog: catalog, scheme: AppManifest.scheme, title: "Ghost", options: options,
             logger: Logger(label: "ghost.web"),
             operations: OperationsOptions(metrics: { registry.emitToString() }))
+        // The file provider checks the file on each poll tick and on SIGHUP; the kernel reloads on its new values.
+        let polling = Task { try? await reloadingFile?.run() }
+        defer { polling.cancel() }
         // The server boots the kernel, so that /health/ready answers 503 until boot has finished.
         try await WebServer.run(
             host, address: bind, port: port, admin: adminPort.map { AdminAddress(port: $0) },
@@ -127,8 +136,11 @@ struct Ghost: AsyncParsableCommand {
         print("Ghost stopped: server closed, requests finished, modules deactivated.")
     }
 
-    /// Where modules' configuration comes from, first match wins: `--set`, the environment, `--config-file`.
-    func configurationProviders() async throws -> [any ConfigProvider] {
+    /// Where modules' configuration comes from, first match wins: `--set`, the environment, `--config-file`; and
+    /// the file's provider, which reloads while it runs.
+    func configurationProviders() async throws -> (
+        [any ConfigProvider], ReloadingFileProvider<JSONSnapshot>?
+    ) {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for setting in settings {
             let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
@@ -138,15 +150,18 @@ struct Ghost: AsyncParsableCommand {
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "command line (--set)", values: values), EnvironmentVariablesProvider(),
         ]
-        if let configFile {
-            let location = InMemoryProvider(values: ["filePath": ConfigValue(.string(configFile), isSecret: false)])
-            do {
-                providers.append(try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: location)))
-            } catch {
-                throw ValidationError(
-                    "Cannot read \(configFile) as JSON configuration (\(error)); fix the file or the path.")
-            }
+        guard let configFile else { return (providers, nil) }
+        let location = InMemoryProvider(values: [
+            "filePath": ConfigValue(.string(configFile), isSecret: false),
+            "pollIntervalSeconds": ConfigValue(.int(max(1, configPollSeconds)), isSecret: false),
+        ])
+        do {
+            let file = try await ReloadingFileProvider<JSONSnapshot>(config: ConfigReader(provider: location))
+            providers.append(file)
+            return (providers, file)
+        } catch {
+            throw ValidationError(
+                "Cannot read \(configFile) as JSON configuration (\(error)); fix the file or the path.")
         }
-        return providers
     }
 }
