@@ -101,16 +101,7 @@ func operationsServices(_ options: KernelOptions) async throws -> (Kernel, Servi
 }
 
 func operationsKernel(_ options: KernelOptions) async throws -> (Kernel, Deeplink) {
-    var catalog = ModuleCatalog()
-    for index in 0..<100 {
-        catalog.add(
-            ModuleFactory(
-                manifest: Manifest(id: ModuleID("bench.links.m\(index)"), version: "1.0.0"),
-                register: { module in
-                    for feature in 0..<10 { module.handle(feature: "f\(index)-\(feature)", action: "show") { _, _ in } }
-                }
-            ) { NoOpModule() })
-    }
+    let catalog = linkHandlerCatalog()
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
     let kernel = Kernel(
