@@ -11,7 +11,6 @@ import MosaicHummingbird
 import MosaicKernel
 import MosaicWeb
 import Synchronization
-import SystemPackage
 import Testing
 import Tracing
 
@@ -200,7 +199,7 @@ struct ConfigurationReloadTests {
         #expect(!diagnostic.description.contains(secret))
     }
 
-    @Test("a reloading JSON file provider delivers the file's new values once it reloads")
+    @Test("a reloading JSON file provider's new values reach the module once the provider and the kernel reload")
     func reloadingFileProvider() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-reload-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -214,8 +213,9 @@ struct ConfigurationReloadTests {
                 [.modificationDate: Date(timeIntervalSince1970: 1_000_000 + Double(minutes))], ofItemAtPath: file.path)
         }
         try write(20)
-        let provider = try await ReloadingFileProvider<JSONSnapshot>(
-            filePath: FilePath(file.path), pollInterval: .milliseconds(1))
+        // Configured as Ghost configures it; the test never runs the provider's poll loop (a timer and SIGHUP).
+        let location = InMemoryProvider(values: ["filePath": ConfigValue(.string(file.path), isSecret: false)])
+        let provider = try await ReloadingFileProvider<JSONSnapshot>(config: ConfigReader(provider: location))
         var options = KernelOptions()
         options.configurationProviders = [provider]
         let kernel = Kernel(
@@ -225,13 +225,21 @@ struct ConfigurationReloadTests {
         let stream = try #require(RefresherModule.minutesUpdates.withLock { $0 })
         var updates = stream.makeAsyncIterator()
         #expect(await updates.next() == 20)
-        // The provider checks the file on each trigger (a poll tick or SIGHUP); the kernel reloads when it sees the
-        // provider's new values. Waiting is on the module's stream, with no time limit of the test's own.
-        let polling = Task { try await provider.run() }
+
         try write(21)
-        #expect(await updates.next() == 21)
-        polling.cancel()
+        // A fetch makes the provider check the file now, as a poll tick or SIGHUP would; then the kernel reloads
+        // (it also does on its own when it sees the provider's new snapshot; a second reload changes nothing).
+        let fetched = try await provider.fetchValue(forKey: Self.minutesKey, type: .int)
+        #expect(fetched.value?.content == .int(21), "the provider did not see the file's new value")
+        await kernel.reloadConfiguration()
+        let entries = await kernel.configuration(of: "com.test.refresher")
+        #expect(entries.first { $0.key == "com.test.refresher.minutes" }?.value == "21")
+
+        // Shutting down ends the module's stream, so reading what it received cannot wait forever.
         await kernel.shutdown()
+        var received: [Int] = []
+        while let minutes = await updates.next() { received.append(minutes) }
+        #expect(received == [21], "the module should receive the file's new value exactly once")
     }
 }
 
