@@ -6,6 +6,7 @@ import MetricsTestKit
 import Mosaic
 import MosaicKernel
 import MosaicTesting
+import Synchronization
 import Testing
 import Tracing
 
@@ -209,6 +210,69 @@ extension TestMetrics {
         #expect(publish.string("messaging.operation.type") == "publish")
         await kernel.shutdown()
         for await _ in stream {}
+    }
+
+    @Test("a subscriber processes an event in a process span linked to the publish span, named by module and type")
+    func processSpans() async throws {
+        struct CityChanged: Sendable { let name: String }
+        struct Unreadable: Error {}
+        let tracer = InMemoryTracer()
+        var options = KernelOptions()
+        options.tracer = tracer
+        let handle = Mutex<Events?>(nil)
+        let kernel = makeKernel(
+            [
+                ModuleFactory(manifest: Manifest(id: "com.app.listener", version: "1.0.0")) {
+                    Probe(activate: { context in handle.withLock { $0 = context.events } }, deactivate: {})
+                }
+            ], options: options)
+        try await kernel.boot()
+        let events = try #require(handle.withLock { $0 })
+        var stream = events.subscribe(to: CityChanged.self).makeAsyncIterator()
+
+        try kernel.events.publish(CityChanged(name: "Reykjavik-5e2f"))
+        let first = try #require(await stream.next())
+        let (name, module) = await events.process(first) { city in (city.name, ServiceContext.current?.mosaicModule) }
+        #expect(name == "Reykjavik-5e2f")
+        #expect(module == "com.app.listener", "the subscriber's code should run with its module id in the context")
+
+        try kernel.events.publish(CityChanged(name: "Trondheim-91ac"))
+        let second = try #require(await stream.next())
+        await #expect(throws: Unreadable.self) { try await events.process(second) { _ in throw Unreadable() } }
+
+        let spans = tracer.finishedSpans
+        let publishes = spans.filter { $0.operationName == "publish CityChanged" }
+        let processes = spans.filter { $0.operationName == "process CityChanged" }
+        try #require(publishes.count == 2 && processes.count == 2)
+        for (publish, process) in zip(publishes, processes) {
+            #expect(process.kind == .consumer)
+            #expect(process.links.map { $0.context.inMemorySpanContext?.spanID } == [publish.spanID])
+            #expect(process.string("messaging.system") == "mosaic")
+            #expect(process.string("messaging.operation.type") == "process")
+            #expect(process.string("messaging.destination.name") == "CityChanged")
+            #expect(process.string("mosaic.module.id") == "com.app.listener")
+            #expect(process.string("mosaic.event.sender") == "mosaic.host")
+        }
+        #expect(processes[0].status?.code != .error)
+        #expect(processes[1].status?.code == .error)
+        let everything = spans.map(\.text).joined(separator: "\n")
+        for payload in ["Reykjavik", "Trondheim"] {
+            #expect(!everything.contains(payload), "\(payload) (an event's content) leaked into a span")
+        }
+        await kernel.shutdown()
+    }
+
+    @Test("without a tracer, publishing makes no span and an event carries no trace context")
+    func untracedEvents() async throws {
+        struct Ping: Sendable {}
+        let kernel = makeKernel([])
+        try await kernel.boot()
+        var stream = kernel.events.subscribe(to: Ping.self).makeAsyncIterator()
+        try kernel.events.publish(Ping())
+        let envelope = try #require(await stream.next())
+        #expect(envelope.publishContext == nil)
+        #expect(await kernel.events.process(envelope) { _ in ServiceContext.current?.mosaicModule } == nil)
+        await kernel.shutdown()
     }
 
     @Test("every resolve is counted only when the host opts in; failed resolves always are")

@@ -1,3 +1,5 @@
+package import Instrumentation
+
 /// An event as a subscriber receives it: who sent it, as the kernel knows it, and its place in the stream.
 public struct EventEnvelope<Event: Sendable>: Sendable {
     /// The publishing module, stamped by the kernel: a module cannot publish as another.
@@ -6,11 +8,15 @@ public struct EventEnvelope<Event: Sendable>: Sendable {
     public let event: Event
     /// Counts the events of this type published so far; a gap means this subscriber's buffer dropped events.
     public let sequence: UInt64
+    /// The context of the event's publish span, when the kernel traces: a process span links to it
+    /// (``Events/process(_:isolation:_:)``). Never a value of the event.
+    package let publishContext: ServiceContext?
 
-    package init(sender: ModuleID, event: Event, sequence: UInt64) {
+    package init(sender: ModuleID, event: Event, sequence: UInt64, publishContext: ServiceContext? = nil) {
         self.sender = sender
         self.event = event
         self.sequence = sequence
+        self.publishContext = publishContext
     }
 }
 
@@ -31,13 +37,27 @@ package protocol EventBus: Sendable {
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber: ModuleID, buffer: Int
     ) -> AsyncStream<EventEnvelope<Event>>
+    /// Starts tracing `subscriber`'s processing of `envelope`, or `nil` when nothing traces it.
+    func startProcessing<Event: Sendable>(
+        _ envelope: EventEnvelope<Event>, subscriber: ModuleID
+    ) -> (any EventProcessing)?
+}
+
+/// One subscriber's processing of one event, as the kernel traces it.
+package protocol EventProcessing: Sendable {
+    /// The task-local context to process the event in: the process span's, naming the subscribing module.
+    var context: ServiceContext { get }
+    /// Ends the processing, as failed when `failure` is set.
+    func end(failure: (any Error)?)
 }
 
 /// A module's handle on the event bus, bound to the module by the kernel.
 ///
 /// ```swift
 /// try context.events.publish(CityChanged(name: "Oslo"))
-/// for await change in context.events.subscribe(to: CityChanged.self) { … change.sender … }
+/// for await change in context.events.subscribe(to: CityChanged.self) {
+///     await context.events.process(change) { city in … }
+/// }
 /// ```
 /// A slow subscriber never holds up a publisher: each subscription buffers at most `buffer` events, and when it is
 /// full the oldest undelivered event is dropped (the subscriber sees the gap in ``EventEnvelope/sequence``).
@@ -64,5 +84,29 @@ public struct Events: Sendable {
         to type: Event.Type, buffer: Int = 256
     ) -> AsyncStream<EventEnvelope<Event>> {
         bus?.subscribe(type, subscriber: module, buffer: buffer) ?? AsyncStream { $0.finish() }
+    }
+
+    /// Runs `body` on `envelope`'s event as this module's processing of it: when the kernel traces, inside a
+    /// `process` span linked to the event's `publish` span, with this module's id in the task-local
+    /// `ServiceContext`, so the spans and logs `body` makes belong to it. Without a tracer it just runs `body`.
+    ///
+    /// A `body` that throws marks the span as an error (with the error's type, never its message) and the error
+    /// is thrown on.
+    public func process<Event: Sendable, Result>(
+        _ envelope: EventEnvelope<Event>, isolation: isolated (any Actor)? = #isolation,
+        _ body: (Event) async throws -> Result
+    ) async rethrows -> Result {
+        guard envelope.publishContext != nil, let processing = bus?.startProcessing(envelope, subscriber: module)
+        else { return try await body(envelope.event) }
+        do {
+            let result = try await ServiceContext.$current.withValue(processing.context) {
+                try await body(envelope.event)
+            }
+            processing.end(failure: nil)
+            return result
+        } catch {
+            processing.end(failure: error)
+            throw error
+        }
     }
 }

@@ -11,6 +11,8 @@ final class EventHub: EventBus {
         let sequence: UInt64
         let sender: ModuleID
         let event: any Sendable
+        /// The publish span's context, when the kernel traces.
+        let context: ServiceContext?
     }
 
     private struct State {
@@ -33,19 +35,21 @@ final class EventHub: EventBus {
     }
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
-        let span = publishSpan(Event.self, from: sender)
-        defer { span.end() }
+        countPublished(Event.self, from: sender)
+        // Without a tracer, no span and no context to carry: fan-out costs what it did before tracing.
+        let span = telemetry.traces ? publishSpan(Event.self, from: sender) : nil
+        defer { span?.end() }
         let type = ObjectIdentifier(Event.self)
         let accepted = state.withLock { state -> Bool in
             guard state.publishers.contains(sender) else { return false }
             let sequence = state.sequences[type, default: 0] + 1
             state.sequences[type] = sequence
             // Sending inside the lock keeps every subscriber's order the publishing order; a send never waits.
-            state.channels[type]?.send(Delivery(sequence: sequence, sender: sender, event: event))
+            state.channels[type]?.send(Delivery(sequence: sequence, sender: sender, event: event, context: span?.context))
             return true
         }
         guard accepted else {
-            span.setStatus(SpanStatus(code: .error, message: "sender not active"))
+            span?.setStatus(SpanStatus(code: .error, message: "sender not active"))
             throw EventError(
                 "\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
         }
@@ -72,7 +76,9 @@ final class EventHub: EventBus {
                 observe: deliveryObserver(Event.self, subscriber: module, buffer: max(1, buffer))
             ) { delivery in
                 (delivery.event as? Event).map {
-                    EventEnvelope(sender: delivery.sender, event: $0, sequence: delivery.sequence)
+                    EventEnvelope(
+                        sender: delivery.sender, event: $0, sequence: delivery.sequence,
+                        publishContext: delivery.context)
                 }
             }
         }

@@ -45,6 +45,12 @@ struct ModuleEventBus: EventBus {
     ) -> AsyncStream<EventEnvelope<Event>> {
         ledger.adopt(hub.subscription(type, subscriber: subscriber, buffer: buffer))
     }
+
+    func startProcessing<Event: Sendable>(
+        _ envelope: EventEnvelope<Event>, subscriber: ModuleID
+    ) -> (any EventProcessing)? {
+        hub.startProcessing(envelope, subscriber: subscriber)
+    }
 }
 
 /// Every module's contributions, as a module sees them. The store is held weakly: contributions the store keeps

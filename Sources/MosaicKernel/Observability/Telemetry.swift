@@ -8,6 +8,9 @@ internal import Tracing
 /// outcome, a route template; never a user value, a link's parameters or a configuration value.
 struct Telemetry: Sendable {
     let tracer: any Tracer
+    /// Whether spans go anywhere: `false` for a no-op tracer (none bootstrapped), and then the event hub makes
+    /// no publish span and carries no context to process spans.
+    let traces: Bool
     let metrics: any MetricsFactory
     /// Whether every resolve is counted (``KernelOptions/countsEveryResolve``).
     let countsResolves: Bool
@@ -17,6 +20,7 @@ struct Telemetry: Sendable {
 
     init(options: KernelOptions) {
         tracer = options.tracer ?? InstrumentationSystem.tracer
+        traces = !(tracer is NoOpTracer)
         metrics = options.metricsFactory ?? MetricsSystem.factory
         countsResolves = options.countsEveryResolve
         handles = MetricHandles()
@@ -123,6 +127,8 @@ enum SpanName {
 /// The attribute keys of the kernel's spans.
 enum SpanKey {
     static let module = "mosaic.module.id"
+    /// The sending module, on a process span (whose module is the subscriber).
+    static let sender = "mosaic.event.sender"
     static let version = "mosaic.module.version"
     static let outcome = "mosaic.outcome"
     static let cause = "mosaic.cause"
