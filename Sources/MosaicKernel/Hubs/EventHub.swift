@@ -45,7 +45,8 @@ final class EventHub: EventBus {
             let sequence = state.sequences[type, default: 0] + 1
             state.sequences[type] = sequence
             // Sending inside the lock keeps every subscriber's order the publishing order; a send never waits.
-            state.channels[type]?.send(Delivery(sequence: sequence, sender: sender, event: event, context: span?.context))
+            state.channels[type]?.send(
+                Delivery(sequence: sequence, sender: sender, event: event, context: span?.context))
             return true
         }
         guard accepted else {

@@ -44,7 +44,10 @@ struct AnalyticsModule: Module {
         // Lives exactly as long as this module is active: cancelled and awaited before it deactivates.
         context.task {
             for await envelope in opened {
-                try? context.state.update(.usage) { $0[envelope.event.feature, default: 0] += 1 }
+                // Traced as this module's processing of the event, linked to where it was published.
+                await context.events.process(envelope) { opened in
+                    try? context.state.update(.usage) { $0[opened.feature, default: 0] += 1 }
+                }
             }
         }
     }
