@@ -96,7 +96,7 @@ extension Kernel {
     }
 
     /// Reads every declared key again from the host's providers and hands each changed, well-formed value to the
-    /// modules that observe it (``ModuleConfiguration/updates(of:buffer:)``); the kernel calls this whenever a
+    /// modules that observe it (`ModuleConfiguration.updates(of:buffer:)`); the kernel calls this whenever a
     /// provider reports new values (a `ReloadingFileProvider` that the host runs, say), and a host may call it
     /// after changing a provider itself.
     ///
