@@ -99,9 +99,16 @@ enum StateEnvelope {
         }
         index += digits.count
         guard expect(","), expect("\"value\""), expect(":") else { return nil }
+        skipSpace()
         var end = bytes.count
-        while end > index, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[end - 1]) { end -= 1 }
+        func trimSpace() {
+            while end > index, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[end - 1]) { end -= 1 }
+        }
+        trimSpace()
         guard end > index, bytes[end - 1] == UInt8(ascii: "}") else { return nil }
-        return SavedState(data: Data(bytes[index..<end - 1]), version: version)
+        end -= 1
+        trimSpace()
+        guard end > index else { return nil }
+        return SavedState(data: Data(bytes[index..<end]), version: version)
     }
 }
