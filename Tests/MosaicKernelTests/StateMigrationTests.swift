@@ -58,8 +58,10 @@ struct MigrationStore: CustomTestStringConvertible, Sendable {
         }
         let queue = try DatabaseQueue(path: directory + "/state.sqlite")
         return try queue.read { db in
-            try Row.fetchOne(db, sql: "SELECT value, version FROM mosaic_state_unreadable WHERE id = ?", arguments: [id])
-                .map { SavedState(data: $0["value"], version: $0["version"]) }
+            try Row.fetchOne(
+                db, sql: "SELECT value, version FROM mosaic_state_unreadable WHERE id = ?", arguments: [id]
+            )
+            .map { SavedState(data: $0["value"], version: $0["version"]) }
         }
     }
 }
@@ -93,7 +95,8 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
 }
 
 @Suite(.timeLimit(.minutes(1))) struct StateMigrationTests {
-    @Test("data saved before the key had a version migrates from version 1, and is saved back at the key's version",
+    @Test(
+        "data saved before the key had a version migrates from version 1, and is saved back at the key's version",
         arguments: MigrationStore.all)
     func unversionedDataMigrates(store: MigrationStore) async throws {
         let directory = try temporaryDirectory()
@@ -151,7 +154,8 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         #expect(saved == SavedState(data: Data(#"{"country":"NO","name":"Oslo"}"#.utf8), version: 3))
     }
 
-    @Test("a migration that throws parks the data with its version and reports key, version and fix",
+    @Test(
+        "a migration that throws parks the data with its version and reports key, version and fix",
         arguments: MigrationStore.all)
     func throwingMigrationParks(store: MigrationStore) async throws {
         struct NoSuchCity: Error {}
@@ -195,7 +199,8 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         #expect(try store.parked("com.app.favourite-city", in: directory) == SavedState(data: future, version: 4))
     }
 
-    @Test("raising a key's version without a step from the old one parks the data and names the missing step",
+    @Test(
+        "raising a key's version without a step from the old one parks the data and names the missing step",
         arguments: MigrationStore.all)
     func missingStepParks(store: MigrationStore) async throws {
         let directory = try temporaryDirectory()

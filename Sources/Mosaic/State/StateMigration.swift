@@ -134,7 +134,8 @@ extension StateKey {
             problems.append("it has a step from version \(from), outside 1..<\(max(version, 1)) (never used)")
         }
         for from in Set(versions) where versions.count(where: { $0 == from }) > 1 {
-            problems.append("it has \(versions.count(where: { $0 == from })) steps from version \(from); the first is used")
+            problems.append(
+                "it has \(versions.count(where: { $0 == from })) steps from version \(from); the first is used")
         }
         return problems
     }

@@ -74,26 +74,31 @@ extension StateHub {
         case .newer:
             return (
                 "it was saved at version \(failure.storedVersion), newer than version \(key.version) this app knows",
-                "Run the app version that saved it, or add its shape to this key with a migration.")
+                "Run the app version that saved it, or add its shape to this key with a migration."
+            )
         case .missingStep:
             return (
                 "no migration reads version \(failure.failedAt) (the key is at version \(key.version))",
-                "Add `.from(\(failure.failedAt), as: …)` to the key's migrations.")
+                "Add `.from(\(failure.failedAt), as: …)` to the key's migrations."
+            )
         case .refused(let error):
             return (
                 "the migration from version \(failure.failedAt) threw \(error)",
-                "Make the migration from version \(failure.failedAt) accept this value.")
+                "Make the migration from version \(failure.failedAt) accept this value."
+            )
         case .undecodable(let type, let error):
             if failure.failedAt == key.version {
                 return (
                     "it cannot be read as \(type) at version \(key.version) (\(error))",
                     failure.storedVersion == key.version
                         ? "If \(type) changed shape, raise the key's version and add a migration from \(key.version)."
-                        : "Make the last migration return what \(type) decodes.")
+                        : "Make the last migration return what \(type) decodes."
+                )
             }
             return (
                 "the migration from version \(failure.failedAt) cannot read it as \(type) (\(error))",
-                "Make the migration from version \(failure.failedAt) read the type that version saved.")
+                "Make the migration from version \(failure.failedAt) read the type that version saved."
+            )
         }
     }
 }
