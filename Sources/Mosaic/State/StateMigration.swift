@@ -11,13 +11,15 @@ package import Foundation
 /// struct CityV2: Codable { var name: String }   // what version 2 saved
 ///
 /// extension StateKey where Value == City {
-///     static let favouriteCity = StateKey(
-///         "com.ghost.favourite-city", initial: City(name: "Chicago", country: "US"), persistence: .database,
-///         version: 3,
-///         migrations: [
-///             .from(1, as: String.self) { CityV2(name: $0) },               // version 1 saved a plain string
-///             .from(2, as: CityV2.self) { City(name: $0.name, country: "") },
-///         ])
+///     static var favouriteCity: Self {
+///         StateKey(
+///             "com.ghost.favourite-city", initial: City(name: "Chicago", country: "US"), persistence: .database,
+///             version: 3,
+///             migrations: [
+///                 .from(1, as: String.self) { CityV2(name: $0) },             // version 1 saved a plain string
+///                 .from(2, as: CityV2.self) { City(name: $0.name, country: "") },
+///             ])
+///     }
 /// }
 /// ```
 ///
