@@ -11,14 +11,14 @@ final class HeldPersister: StatePersister {
     let started = AsyncStream.makeStream(of: String.self)
     private let release = DispatchSemaphore(value: 0)
 
-    func load<Value: Decodable>(_ type: Value.Type, for id: String) -> (value: Value?, problem: Diagnostic?) {
-        (nil, nil)
-    }
+    func load(_ id: String) throws -> SavedState? { nil }
 
-    func save<Value: Encodable>(_ value: Value, for id: String) throws {
+    func save(_ data: Data, version: Int, for id: String) throws {
         started.continuation.yield(id)
         release.wait()
     }
+
+    func park(_ id: String, reason: String) throws -> String { "nowhere" }
 
     func letGo() { release.signal() }
 }
@@ -72,13 +72,13 @@ final class HeldPersister: StatePersister {
         let holder = try DatabaseQueue(path: directory + "/state.sqlite", configuration: holding)
         try holder.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
         // Without waiting, a write fails at once: what a busy timeout of zero shows, and what happened before.
-        #expect(throws: (any Error).self) { try impatient.save(1, for: "com.app.count") }
+        #expect(throws: (any Error).self) { try impatient.save(Data("1".utf8), version: 1, for: "com.app.count") }
         // The save blocks its thread while it waits: a thread of its own, not one of the few the tests share.
         let saved = Atomic(false)
         let (outcome, finish) = AsyncStream.makeStream(of: (any Error)?.self)
         Thread.detachNewThread {
             do {
-                try database.save(2, for: "com.app.count")
+                try database.save(Data("2".utf8), version: 1, for: "com.app.count")
                 saved.store(true, ordering: .sequentiallyConsistent)
                 finish.yield(nil)
             } catch {
@@ -94,6 +94,6 @@ final class HeldPersister: StatePersister {
         var results = outcome.makeAsyncIterator()
         let failure = await results.next()
         #expect(failure.map { $0 == nil } == true, "\(String(describing: failure))")
-        #expect(database.load(Int.self, for: "com.app.count").value == 2)
+        #expect(try database.load("com.app.count") == SavedState(data: Data("2".utf8), version: 1))
     }
 }

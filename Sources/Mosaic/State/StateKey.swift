@@ -6,6 +6,9 @@
 ///     static let favouriteCity = StateKey("com.ghost.favourite-city", initial: "Chicago", persistence: .jsonFile)
 /// }
 /// ```
+///
+/// A key whose value type changes shape between releases declares a `version` and the ``StateMigration`` steps
+/// that read what older versions saved, so users keep their data (see ``StateMigration`` for an example).
 public struct StateKey<Value: Codable & Sendable & Equatable>: Sendable {
     /// The key's identifier, unique in the app; also the name of its file when persisted.
     public let id: String
@@ -15,15 +18,26 @@ public struct StateKey<Value: Codable & Sendable & Equatable>: Sendable {
     public let persistence: StatePersistence
     /// The modules allowed to write; `nil` lets every module write. The host may always write.
     public let writers: Set<ModuleID>?
+    /// The version of the value's shape, saved with each persisted value; 1 until the type changes shape.
+    public let version: Int
+    /// The steps that turn values saved at older versions into the next version, one per older version.
+    public let migrations: [StateMigration]
 
-    /// A key named `id` (unique in the app), with its value before anything is written, where it is kept, and the modules that may write it (`nil`: any).
+    /// A key named `id` (unique in the app), with its value before anything is written, where it is kept, and the
+    /// modules that may write it (`nil`: any).
+    ///
+    /// `version` is the version of `Value`'s shape (data saved before the key had one counts as version 1);
+    /// `migrations` holds a step from each older version still found on disk.
     public init(
-        _ id: String, initial: Value, persistence: StatePersistence = .memory, writers: Set<ModuleID>? = nil
+        _ id: String, initial: Value, persistence: StatePersistence = .memory, writers: Set<ModuleID>? = nil,
+        version: Int = 1, migrations: [StateMigration] = []
     ) {
         self.id = id
         self.initial = initial
         self.persistence = persistence
         self.writers = writers
+        self.version = version
+        self.migrations = migrations
     }
 }
 

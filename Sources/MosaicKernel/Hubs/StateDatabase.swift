@@ -3,8 +3,9 @@ internal import GRDB
 internal import Mosaic
 
 /// Persisted state keys in one SQLite database (`state.sqlite` in the state directory), a row per key holding
-/// its JSON. Each write is a transaction, so a crash leaves the old value or the new one; rows that cannot be read
-/// are moved to `mosaic_state_unreadable`, never overwritten.
+/// its JSON and the key's version when it was saved. Each write is a transaction, so a crash leaves the old value or
+/// the new one; rows the code cannot use are moved to `mosaic_state_unreadable`, never overwritten. A database made
+/// before keys had versions gains the `version` column (1 for every existing row) when it is opened.
 ///
 /// The database runs in WAL mode with `synchronous = NORMAL`: a commit appends to the log without an `fsync` of its
 /// own (the log is synced at checkpoints), which keeps a crash from tearing a value (SQLite guarantees each
@@ -12,6 +13,8 @@ internal import Mosaic
 /// a write wait, up to `busyTimeout`, rather than fail at once.
 struct StateDatabase: StatePersister {
     private let queue: DatabaseQueue
+    /// The database file, for diagnostics.
+    let path: String
 
     /// Opens (creating if need be) the database in `directory`.
     init(directory: String, busyTimeout: Duration = .seconds(5)) throws {
@@ -27,68 +30,69 @@ struct StateDatabase: StatePersister {
         configuration.journalMode = .wal
         configuration.busyMode = busyMode
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        queue = try DatabaseQueue(
-            path: URL(fileURLWithPath: directory).appendingPathComponent("state.sqlite").path,
-            configuration: configuration)
-        try queue.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS mosaic_state (id TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
-                    CREATE TABLE IF NOT EXISTS mosaic_state_unreadable (
-                        id TEXT NOT NULL, value BLOB NOT NULL, reason TEXT NOT NULL, kept_at TEXT NOT NULL);
-                    """)
+        path = URL(fileURLWithPath: directory).appendingPathComponent("state.sqlite").path
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in try Self.createOrMigrateSchema(db) }
+    }
+
+    /// Creates the tables, or brings tables made by an older Mosaic up to date: their rows gain a `version` column
+    /// (1, the version of everything saved before keys had versions). `queue.write` runs this in one transaction,
+    /// so a crash leaves the old schema or the new one.
+    private static func createOrMigrateSchema(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS mosaic_state (
+                    id TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL DEFAULT 1);
+                CREATE TABLE IF NOT EXISTS mosaic_state_unreadable (
+                    id TEXT NOT NULL, value BLOB NOT NULL, reason TEXT NOT NULL, kept_at TEXT NOT NULL,
+                    version INTEGER NOT NULL DEFAULT 1);
+                """)
+        for table in ["mosaic_state", "mosaic_state_unreadable"]
+        where try !db.columns(in: table).contains(where: { $0.name == "version" }) {
+            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
         }
     }
 
-    func load<Value: Decodable>(_ type: Value.Type, for id: String) -> (value: Value?, problem: Diagnostic?) {
+    func load(_ id: String) throws -> SavedState? {
         do {
-            let data = try queue.read { db in
-                try Data.fetchOne(db, sql: "SELECT value FROM mosaic_state WHERE id = ?", arguments: [id])
+            let row = try queue.read { db in
+                try Row.fetchOne(db, sql: "SELECT value, version FROM mosaic_state WHERE id = ?", arguments: [id])
             }
-            guard let data else { return (nil, nil) }
-            do {
-                return (try JSONDecoder().decode(Value.self, from: data), nil)
-            } catch {
-                try queue.write { db in
-                    try db.execute(
-                        sql: """
-                            INSERT INTO mosaic_state_unreadable (id, value, reason, kept_at)
-                                VALUES (?, ?, ?, datetime('now'));
-                            DELETE FROM mosaic_state WHERE id = ?;
-                            """,
-                        arguments: [id, data, "\(error)", id])
-                }
-                return (
-                    nil,
-                    Diagnostic(
-                        .statePersistence, .error, modules: [],
-                        message: "The saved value of \(id) cannot be read as \(Value.self) (\(error)); the initial "
-                            + "value is used. The row was kept in mosaic_state_unreadable.",
-                        fix: "Restore the row from mosaic_state_unreadable if the data matters, or delete it.")
-                )
-            }
+            guard let row else { return nil }
+            return SavedState(data: row["value"], version: row["version"])
         } catch {
-            return (
-                nil,
-                Diagnostic(
-                    .statePersistence, .error, modules: [],
-                    message: "The state database could not be read for \(id) (\(error)); the initial value is used.",
-                    fix: "Check the state directory's state.sqlite; move it aside if it is damaged.")
-            )
+            throw StateError(
+                "The state database could not be read for \(id) (\(error)). Check the state directory's "
+                    + "state.sqlite; move it aside if it is damaged.")
         }
     }
 
-    func save<Value: Encodable>(_ value: Value, for id: String) throws {
+    func save(_ data: Data, version: Int, for id: String) throws {
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let data = try encoder.encode(value)
             try queue.write { db in
                 try db.execute(
-                    sql: "INSERT OR REPLACE INTO mosaic_state (id, value) VALUES (?, ?)", arguments: [id, data])
+                    sql: "INSERT OR REPLACE INTO mosaic_state (id, value, version) VALUES (?, ?, ?)",
+                    arguments: [id, data, version])
             }
         } catch {
             throw StateError("\(id) could not be saved in the state database: \(error). Its value is unchanged.")
         }
+    }
+
+    func park(_ id: String, reason: String) throws -> String {
+        do {
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO mosaic_state_unreadable (id, value, version, reason, kept_at)
+                            SELECT id, value, version, ?, datetime('now') FROM mosaic_state WHERE id = ?;
+                        DELETE FROM mosaic_state WHERE id = ?;
+                        """,
+                    arguments: [reason, id, id])
+            }
+        } catch {
+            throw StateError("The row of \(id) could not be moved to mosaic_state_unreadable: \(error).")
+        }
+        return "the row was kept in mosaic_state_unreadable (with its version) in \(path)"
     }
 }

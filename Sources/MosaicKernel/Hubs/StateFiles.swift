@@ -1,15 +1,12 @@
 internal import Foundation
 internal import Mosaic
 
-/// Where persisted state keys are kept.
-protocol StatePersister: Sendable {
-    /// The saved value, `nil` when nothing was saved, or why the saved data cannot be used.
-    func load<Value: Decodable>(_ type: Value.Type, for id: String) -> (value: Value?, problem: Diagnostic?)
-    func save<Value: Encodable>(_ value: Value, for id: String) throws
-}
-
 /// JSON files of persisted state keys, one per key, each replaced atomically (written aside, then renamed over the
 /// old one) so that a crash in the middle of a write leaves the old value or the new one.
+///
+/// A value saved at version 1 is the value's JSON alone, as files were before keys had versions (so those files
+/// read as version 1, and version-1 files stay readable by older apps). A later version is saved in an envelope,
+/// `{"mosaic-state-version":2,"value":…}`. A parked file is renamed `<file>.unreadable-<seconds>` beside it.
 struct StateFiles: StatePersister {
     let directory: String
 
@@ -17,37 +14,43 @@ struct StateFiles: StatePersister {
         URL(fileURLWithPath: directory).appendingPathComponent(Self.fileName(for: id))
     }
 
-    /// The saved value, `nil` when nothing was saved, or a diagnostic when the file cannot be read as `Value`; an
-    /// unreadable file is moved aside (never overwritten) and named in the diagnostic.
-    func load<Value: Decodable>(_ type: Value.Type, for id: String) -> (value: Value?, problem: Diagnostic?) {
+    func load(_ id: String) throws -> SavedState? {
         let file = url(for: id)
-        guard let data = FileManager.default.contents(atPath: file.path) else { return (nil, nil) }
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        let data: Data
         do {
-            return (try JSONDecoder().decode(Value.self, from: data), nil)
+            data = try Data(contentsOf: file)
         } catch {
-            let aside = file.appendingPathExtension("unreadable-\(Int(Date().timeIntervalSince1970))")
-            let moved = (try? FileManager.default.moveItem(at: file, to: aside)) != nil
-            return (
-                nil,
-                Diagnostic(
-                    .statePersistence, .error, modules: [],
-                    message: "The saved value of \(id) cannot be read as \(Value.self) (\(error)); the initial value "
-                        + "is used. "
-                        + (moved ? "The file was kept as \(aside.path)." : "The file was left at \(file.path)."),
-                    fix: "Restore the file from the kept copy if the data matters, or delete the copy.")
-            )
+            throw StateError("\(file.path) could not be read: \(error). Check its permissions.")
         }
+        return StateEnvelope.open(data) ?? SavedState(data: data, version: 1)
     }
 
-    func save<Value: Encodable>(_ value: Value, for id: String) throws {
+    func save(_ data: Data, version: Int, for id: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try encoder.encode(value).write(to: url(for: id), options: .atomic)
+            try (version == 1 ? data : StateEnvelope.seal(data, version: version))
+                .write(to: url(for: id), options: .atomic)
         } catch {
             throw StateError("\(id) could not be saved in \(directory): \(error). Its value is unchanged.")
         }
+    }
+
+    func park(_ id: String, reason: String) throws -> String {
+        let file = url(for: id)
+        let stamp = "unreadable-\(Int(Date().timeIntervalSince1970))"
+        var aside = file.appendingPathExtension(stamp)
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: aside.path) {
+            attempt += 1
+            aside = file.appendingPathExtension("\(stamp)-\(attempt)")
+        }
+        do {
+            try FileManager.default.moveItem(at: file, to: aside)
+        } catch {
+            throw StateError("\(file.path) could not be moved aside to \(aside.path): \(error).")
+        }
+        return "the file was kept as \(aside.path)"
     }
 
     /// A file name for a key: its identifier with anything but letters, digits, `.`, `-` and `_` escaped.
@@ -60,5 +63,52 @@ struct StateFiles: StatePersister {
             }
         }
         return (name.hasPrefix(".") ? "%2e" + name.dropFirst() : name) + ".json"
+    }
+}
+
+/// The envelope a file keeps a value of version 2 or later in: `{"mosaic-state-version":N,"value":…}`, the value's
+/// JSON copied byte for byte, so reading it back never re-encodes (and never changes) the value.
+enum StateEnvelope {
+    static let versionKey = "mosaic-state-version"
+
+    static func seal(_ value: Data, version: Int) -> Data {
+        Data("{\"\(versionKey)\":\(version),\"value\":".utf8) + value + Data("}".utf8)
+    }
+
+    /// The value and version in `data` when it is an envelope (whitespace allowed between its tokens, its two keys
+    /// in this order); `nil` for anything else, which is a plain version-1 value.
+    static func open(_ data: Data) -> SavedState? {
+        let bytes = [UInt8](data)
+        var index = 0
+        func skipSpace() {
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        }
+        func expect(_ text: String) -> Bool {
+            skipSpace()
+            let expected = Array(text.utf8)
+            guard bytes.count - index >= expected.count, Array(bytes[index..<index + expected.count]) == expected
+            else { return false }
+            index += expected.count
+            return true
+        }
+        guard expect("{"), expect("\"\(versionKey)\""), expect(":") else { return nil }
+        skipSpace()
+        let digits = bytes[index...].prefix { (0x30...0x39).contains($0) }
+        guard !digits.isEmpty, digits.count < 10, let version = Int(String(decoding: digits, as: UTF8.self)) else {
+            return nil
+        }
+        index += digits.count
+        guard expect(","), expect("\"value\""), expect(":") else { return nil }
+        skipSpace()
+        var end = bytes.count
+        func trimSpace() {
+            while end > index, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[end - 1]) { end -= 1 }
+        }
+        trimSpace()
+        guard end > index, bytes[end - 1] == UInt8(ascii: "}") else { return nil }
+        end -= 1
+        trimSpace()
+        guard end > index else { return nil }
+        return SavedState(data: Data(bytes[index..<end]), version: version)
     }
 }

@@ -91,7 +91,15 @@ final class StateHub: StateStore {
             try Self.$isChanging.withValue(true) { try update(&value) }
             guard value != old else { return }
             if let persister = state.withLock({ persister(for: key.persistence, in: &$0) }) {
-                try persisting(key.id) { try persister.save(value, for: key.id) }
+                try persisting(key.id) {
+                    let data: Data
+                    do {
+                        data = try StateMigration.encode(value)
+                    } catch {
+                        throw StateError("\(key.id) could not be encoded as JSON: \(error). Its value is unchanged.")
+                    }
+                    try persister.save(data, version: key.version, for: key.id)
+                }
             }
             state.withLock { state in
                 state.entries[key.id]?.value = value
@@ -132,9 +140,9 @@ final class StateHub: StateStore {
         var value = key.initial
         if key.persistence != .memory {
             if let persister = persister(for: key.persistence, in: &state) {
-                let (loaded, problem) = persister.load(Value.self, for: key.id)
-                if let loaded { value = loaded }
-                if let problem { state.diagnostics.append(problem) }
+                let problems: [Diagnostic]
+                (value, problems) = load(key, from: persister)
+                state.diagnostics += problems
             } else if directory == nil {
                 state.diagnostics.append(
                     Diagnostic(
