@@ -12,6 +12,8 @@ public struct ModuleRegistrar: Sendable {
     public internal(set) var listeners: [HostEventListener] = []
     /// The links it handles.
     public internal(set) var deeplinks: [DeeplinkHandler] = []
+    /// The events and shared state keys it says it publishes, subscribes to, writes and reads (declarations only).
+    public internal(set) var interactions = ModuleInteractions()
 
     public init() {}
 }

@@ -20,6 +20,9 @@ public struct AnalyticsModule: Module {
     public init() {}
 
     public static func register(in module: inout ModuleRegistrar) {
+        module.subscribes(to: FeatureOpened.self)
+        module.reads(.usage)
+        module.writes(.usage)
         module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
             (context: ActivationContext) in
             NavigationItem(target: "ghost://settings", badge: "\(context.state[.usage].values.reduce(0, +))")

@@ -13,6 +13,9 @@ public struct WeatherModule: Module {
 
     public static func register(in module: inout ModuleRegistrar) {
         module.services.singleton((any WeatherData).self) { try SampleWeather() }
+        module.publishes(FeatureOpened.self)
+        module.reads(.favouriteCity)
+        module.writes(.favouriteCity)
         module.contribute(to: .tabs, id: "weather", priority: 90, title: "Weather", icon: "cloud.sun") {
             NavigationItem(target: "ghost://weather")
         }
@@ -65,6 +68,9 @@ public struct SportsModule: Module {
 
     public static func register(in module: inout ModuleRegistrar) {
         module.services.singleton((any SportsData).self) { try SampleSports() }
+        module.publishes(FeatureOpened.self)
+        module.reads(.favouriteTeam)
+        module.writes(.favouriteTeam)
         module.contribute(to: .tabs, id: "sports", priority: 80, title: "Sports", icon: "sportscourt") {
             NavigationItem(target: "ghost://sports")
         }
@@ -128,6 +134,7 @@ public struct DashboardModule: Module {
 
     public static func register(in module: inout ModuleRegistrar) {
         module.services.use((any WeatherData).self)
+        module.reads(.favouriteCity)
         module.contribute(to: .tabs, id: "dashboard", priority: 100, title: "Dashboard", icon: "square.grid.2x2") {
             NavigationItem(target: "ghost://dashboard")
         }
