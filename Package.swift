@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "MosaicTesting", targets: ["MosaicTesting"]),
         .library(name: "MosaicWeb", targets: ["MosaicWeb"]),
         .library(name: "MosaicHummingbird", targets: ["MosaicHummingbird"]),
+        .library(name: "MosaicCommands", targets: ["MosaicCommands"]),
         .executable(name: "ghost", targets: ["ghost"]),
     ],
     dependencies: [
@@ -72,6 +73,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "MosaicCommands",
+            dependencies: [
+                "Mosaic", "MosaicKernel", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "GhostApp",
             dependencies: ["Mosaic", "MosaicKernel", "MosaicWeb", .product(name: "Logging", package: "swift-log")],
             path: "Examples/Ghost/Sources/GhostApp",
@@ -81,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "ghost",
             dependencies: [
-                "GhostApp", "Mosaic", "MosaicKernel", "MosaicHummingbird",
+                "GhostApp", "Mosaic", "MosaicKernel", "MosaicHummingbird", "MosaicCommands",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -118,6 +126,8 @@ let package = Package(
             name: "MosaicTestingTests",
             dependencies: [
                 "Mosaic", "MosaicKernel", "MosaicTesting", "MosaicWeb", "MosaicHummingbird", "GhostApp",
+                "MosaicCommands", "ghost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
