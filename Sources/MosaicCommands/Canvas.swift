@@ -30,6 +30,12 @@ public struct Canvas<Host: CommandableHost>: ParsableCommand {
 
     /// Prints the canvases.
     public func run() throws {
+        print(try output(), terminator: "")
+    }
+
+    /// What ``run()`` prints.
+    package func output() throws -> String {
+        var text = ""
         let graph = Host.commandHost.graph
         let ids = module.map { [ModuleID($0)] } ?? graph.ids
         for id in ids {
@@ -38,7 +44,8 @@ public struct Canvas<Host: CommandableHost>: ParsableCommand {
                     "\(id) is not in the catalog; use one of: " + graph.ids.map(\.rawValue).joined(separator: ", ")
                         + ".")
             }
-            print(format == .markdown ? canvas.markdown : canvas.html)
+            text += (format == .markdown ? canvas.markdown : canvas.html) + "\n"
         }
+        return text
     }
 }

@@ -37,6 +37,11 @@ public struct Graph<Host: CommandableHost>: AsyncParsableCommand {
 
     /// Prints the drawing.
     public func run() async throws {
+        print(try await output(), terminator: "")
+    }
+
+    /// What ``run()`` prints.
+    package func output() async throws -> String {
         let host = Host.commandHost
         let graph = host.graph
         var focusID: ModuleID?
@@ -59,9 +64,9 @@ public struct Graph<Host: CommandableHost>: AsyncParsableCommand {
         }
         let drawing = GraphDrawing(graph, states: states, focus: focusID)
         switch format {
-        case .dot: print(drawing.dot, terminator: "")
-        case .mermaid: print(drawing.mermaid, terminator: "")
-        case .svg: print(drawing.svg)
+        case .dot: return drawing.dot
+        case .mermaid: return drawing.mermaid
+        case .svg: return drawing.svg + "\n"
         }
     }
 }

@@ -48,23 +48,29 @@ public struct Validate<Host: CommandableHost>: ParsableCommand {
 
     /// Prints the diagnostics; exits 1 when one fails the check.
     public func run() throws {
+        let (text, failed) = output()
+        print(text)
+        if failed { throw ExitCode(1) }
+    }
+
+    /// What ``run()`` prints, and whether a diagnostic fails the check.
+    package func output() -> (text: String, failed: Bool) {
         var host = Host.commandHost
         if let hostVersion { host.environment.version = SemanticVersion(hostVersion) }
         let granted = grants.isEmpty ? host.entitlements : Set(grants.map { Entitlement($0) })
         let diagnostics = Kernel.validate(
             host.catalog, host: host.environment, entitlements: .granted(granted), services: host.services,
             extensionPoints: host.extensionPoints)
+        let failed = !diagnostics.filter(atLeast: strict ? .warning : .error).isEmpty
         switch format {
         case .text:
-            print(Self.text(diagnostics))
+            return (Self.text(diagnostics), failed)
         case .json:
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             let data = (try? encoder.encode(diagnostics.map(DiagnosticRecord.init))) ?? Data("[]".utf8)
-            print(String(decoding: data, as: UTF8.self))
+            return (String(decoding: data, as: UTF8.self), failed)
         }
-        let failing = diagnostics.filter(atLeast: strict ? .warning : .error)
-        if !failing.isEmpty { throw ExitCode(1) }
     }
 
     static func text(_ diagnostics: [Diagnostic]) -> String {

@@ -1,4 +1,5 @@
-internal import Mosaic
+internal import Foundation
+package import Mosaic
 
 /// The module graph drawn as Graphviz DOT, Mermaid or SVG, from the graph's plan: its levels and its
 /// ``ModuleGraph/edges`` (declared and service-inferred). `mosaic graph` and the web host's `/graph` both draw

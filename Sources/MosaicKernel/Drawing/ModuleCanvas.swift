@@ -1,4 +1,5 @@
-internal import Mosaic
+internal import Foundation
+package import Mosaic
 
 /// A module canvas: everything a module provides and needs, read from its manifest and its registration alone
 /// (no module code beyond `register(in:)` runs), as sections of facts that render as Markdown or HTML.

@@ -4,13 +4,30 @@ import GhostApp
 import Logging
 import Mosaic
 import MosaicHummingbird
+import MosaicCommands
 import MosaicKernel
 
-/// `swift run ghost`: boots the Ghost modules, prints the boot report, and serves the app until Ctrl-C.
+/// `swift run ghost`: serves the app (`serve`, the default), or checks, draws and documents its modules.
 @main
 struct Ghost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The Ghost example app: Mosaic modules served as a web app.")
+        abstract: "The Ghost example app: Mosaic modules served as a web app.",
+        subcommands: [Serve.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
+}
+
+/// Ghost as the Mosaic commands see it: the catalog and host it serves.
+enum GhostHost: CommandableHost {
+    static var commandHost: CommandHost {
+        CommandHost(
+            catalog: ModuleCatalog(groups: AppManifest.groups), environment: AppManifest.host,
+            entitlements: AppManifest.defaultEntitlements, extensionPoints: WebHost.extensionPoints)
+    }
+}
+
+/// `ghost serve`: boots the Ghost modules, prints the boot report, and serves the app until Ctrl-C.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Boot the modules and serve the app (the default command).")
 
     @Option(help: "The port to listen on (0: any free port).")
     var port = 8080

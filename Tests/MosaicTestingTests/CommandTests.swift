@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import GhostApp
+import Mosaic
+import MosaicCommands
+import MosaicHummingbird
+import MosaicKernel
+import Testing
+
+/// Ghost's catalog, as `ghost validate` sees it.
+enum GhostCommandHost: CommandableHost {
+    static var commandHost: CommandHost {
+        CommandHost(
+            catalog: ModuleCatalog(groups: AppManifest.groups), environment: AppManifest.host,
+            entitlements: AppManifest.defaultEntitlements, extensionPoints: WebHost.extensionPoints)
+    }
+}
+
+/// A catalog with a cycle, a missing dependency and a version mismatch.
+enum BrokenCommandHost: CommandableHost {
+    static var commandHost: CommandHost {
+        func module(_ id: ModuleID, _ version: SemanticVersion, _ requires: [Dependency]) -> ModuleFactory {
+            let manifest = Manifest(id: id, version: version, requires: requires)
+            return ModuleFactory(manifest: manifest) { NoModule(manifest) }
+        }
+        var catalog = ModuleCatalog()
+        catalog.add(module("com.test.a", "1.0.0", [.module("com.test.b")]))
+        catalog.add(module("com.test.b", "1.0.0", [.module("com.test.a")]))
+        catalog.add(module("com.test.c", "1.0.0", [.module("com.test.missing")]))
+        catalog.add(module("com.test.d", "1.0.0", [.module("com.test.e", from: "2.0.0")]))
+        catalog.add(module("com.test.e", "1.0.0", []))
+        return CommandHost(catalog: catalog, environment: HostEnvironment(version: "1.0.0"))
+    }
+}
+
+/// A module made from a manifest that does nothing.
+struct NoModule: Module {
+    static let manifest = Manifest(id: "com.test.none", version: "1.0.0")
+    init() {}
+    init(_ manifest: Manifest) {}
+}
+
+/// The `ghost` executable built beside the tests.
+func ghostExecutable() throws -> URL {
+    let candidates = [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL,
+    ].map { $0.appendingPathComponent("ghost") }
+    return try #require(
+        candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+        "ghost is built with the tests (swift build --build-tests); looked in \(candidates.map(\.path))")
+}
+
+/// Runs `program` with `arguments` to its end: its exit status and standard output.
+func runToEnd(_ program: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = program
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+@Suite struct CommandTests {
+    @Test("validate finds nothing wrong with Ghost's catalog, in-process and as `ghost validate` (exit 0)")
+    func ghostIsClean() throws {
+        let (text, failed) = try Validate<GhostCommandHost>.parse([]).output()
+        #expect(!failed, "\(text)")
+        #expect(text.contains("0 error(s)"))
+        let run = try runToEnd(try ghostExecutable(), ["validate"])
+        #expect(run.status == 0, "\(run.output)")
+    }
+
+    @Test("validate reports a cycle, a missing dependency and a version mismatch, with fixes, and fails")
+    func brokenCatalog() throws {
+        let (text, failed) = try Validate<BrokenCommandHost>.parse([]).output()
+        #expect(failed)
+        for code in ["dependency.cycle", "dependency.missing", "dependency.version-mismatch"] {
+            #expect(text.contains("[\(code)]"), "\(text)")
+        }
+        #expect(text.components(separatedBy: "fix: ").count >= 4)
+        #expect(throws: ExitCode(1)) { try Validate<BrokenCommandHost>.parse([]).run() }
+    }
+
+    @Test("validate --format json parses and carries the stable codes")
+    func json() throws {
+        let (text, _) = try Validate<BrokenCommandHost>.parse(["--format", "json"]).output()
+        let records = try #require(
+            try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]], "\(text)")
+        let codes = Set(records.compactMap { $0["code"] as? String })
+        #expect(codes.isSuperset(of: ["dependency.cycle", "dependency.missing", "dependency.version-mismatch"]))
+        #expect(records.allSatisfy { ($0["fix"] as? String)?.isEmpty == false })
+    }
+
+    @Test("graph --format dot has every edge the graph plans, the service-inferred ones included")
+    func dotHasEveryEdge() async throws {
+        let graph = GhostCommandHost.commandHost.graph
+        let dot = try await Graph<GhostCommandHost>.parse(["--format", "dot"]).output()
+        #expect(graph.edges.contains { $0.kind == .service } || graph.edges.contains { $0.kind == .required })
+        for edge in graph.edges {
+            #expect(dot.contains("\"\(edge.from)\" -> \"\(edge.to)\""), "missing \(edge)")
+        }
+    }
+
+    @Test("graph --format svg draws the same edges as the web host's /graph")
+    func svgMatchesWebGraph() async throws {
+        let svg = try await Graph<GhostCommandHost>.parse(["--format", "svg"]).output()
+        let host = GhostCommandHost.commandHost
+        let web = GraphDrawing(host.graph).svg
+        #expect(svg.trimmingCharacters(in: .whitespacesAndNewlines) == web)
+        for edge in host.graph.edges {
+            #expect(svg.contains("data-from=\"\(edge.from)\" data-to=\"\(edge.to)\""))
+        }
+    }
+
+    @Test("a canvas of Weather lists its service, contributions, deeplink, events and state keys")
+    func weatherCanvas() throws {
+        let text = try Canvas<GhostCommandHost>.parse(["com.ghost.weather"]).output()
+        for fact in [
+            "WeatherData (singleton)", "dashboard.widgets", "weather.today", "ghost://<tab>/weather/city",
+            "FeatureOpened", "ghost.favourite-city", "## Configuration keys",
+        ] {
+            #expect(text.contains(fact), "\(fact) missing from:\n\(text)")
+        }
+    }
+
+    @Test("canvas and graph name the modules there are when given one that is not")
+    func unknownModule() async throws {
+        #expect(throws: ValidationError.self) { try Canvas<GhostCommandHost>.parse(["com.ghost.nope"]).output() }
+        await #expect(throws: ValidationError.self) {
+            try await Graph<GhostCommandHost>.parse(["--module", "com.ghost.nope"]).output()
+        }
+    }
+}
