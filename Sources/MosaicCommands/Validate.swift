@@ -80,7 +80,8 @@ public struct Validate<Host: CommandableHost>: ParsableCommand {
             "\(diagnostic.severity) [\(diagnostic.code)] \(diagnostic.message)\n  fix: \(diagnostic.fix)"
                 + (diagnostic.location.map { "\n  at: \($0)" } ?? "")
         }
-        return (lines + ["\(errors) error(s), \(warnings) warning(s), \(diagnostics.count - errors - warnings) note(s)."])
+        return
+            (lines + ["\(errors) error(s), \(warnings) warning(s), \(diagnostics.count - errors - warnings) note(s)."])
             .joined(separator: "\n")
     }
 }

@@ -60,7 +60,8 @@ package struct GraphDrawing: Sendable {
             var label = "\(id.rawValue)\\n\(versions[id] ?? "")"
             if let state = states[id] { label += " · \(state)" }
             lines.append(
-                "  \(Self.quoted(id.rawValue)) [label=\(Self.quoted(label)), fillcolor=\"\(Self.colour(states[id]))\"];")
+                "  \(Self.quoted(id.rawValue)) [label=\(Self.quoted(label)), fillcolor=\"\(Self.colour(states[id]))\"];"
+            )
         }
         for edge in edges {
             let style =
@@ -101,7 +102,8 @@ package struct GraphDrawing: Sendable {
     }
 
     private static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        "\""
+            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\\\\n", with: "\\n") + "\""
     }
 }

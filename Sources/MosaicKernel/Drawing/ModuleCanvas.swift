@@ -23,9 +23,12 @@ package struct ModuleCanvas: Sendable {
         let scheme = graph.host.schemes.sorted().first ?? "app"
         let compatibility = manifest.compatibility
         func edgeText(_ edge: ModuleGraph.Edge, _ other: ModuleID) -> String {
-            let version = edge.kind == .service ? "" : manifest.dependencies.first { $0.id == other }.map {
-                " \($0.versions)"
-            } ?? ""
+            let version =
+                edge.kind == .service
+                ? ""
+                : manifest.dependencies.first { $0.id == other }.map {
+                    " \($0.versions)"
+                } ?? ""
             return "\(other)\(edge.from == id ? version : "") (\(edge.kind.rawValue))"
         }
         let points = Dictionary(grouping: registration.contributions, by: \.point.id)
@@ -39,7 +42,9 @@ package struct ModuleCanvas: Sendable {
             Section(
                 title: "Dependencies",
                 items: edges.filter { $0.from == id }.map { edgeText($0, $0.to) }
-                    + manifest.dependencies.filter { dependency in !edges.contains { $0.from == id && $0.to == dependency.id } }
+                    + manifest.dependencies.filter { dependency in
+                        !edges.contains { $0.from == id && $0.to == dependency.id }
+                    }
                     .map { "\($0) (not in the graph)" }),
             Section(title: "Dependents", items: edges.filter { $0.to == id }.map { edgeText($0, $0.from) }),
             Section(
@@ -54,7 +59,8 @@ package struct ModuleCanvas: Sendable {
             Section(
                 title: "Contributions",
                 items: points.keys.sorted().map { point in
-                    "\(point): " + (points[point] ?? []).map { "\($0.id) (priority \($0.priority))" }
+                    "\(point): "
+                        + (points[point] ?? []).map { "\($0.id) (priority \($0.priority))" }
                         .joined(separator: ", ")
                 }),
             Section(

@@ -3,8 +3,8 @@ import Foundation
 import GhostApp
 import Logging
 import Mosaic
-import MosaicHummingbird
 import MosaicCommands
+import MosaicHummingbird
 import MosaicKernel
 
 /// `swift run ghost`: serves the app (`serve`, the default), or checks, draws and documents its modules.
