@@ -121,7 +121,7 @@ func runToEnd(_ program: URL, _ arguments: [String]) throws -> (status: Int32, o
     func weatherCanvas() throws {
         let text = try Canvas<GhostCommandHost>.parse(["com.ghost.weather"]).output()
         for fact in [
-            "WeatherData (singleton)", "dashboard.widgets", "weather.today", "ghost://<tab>/weather/city",
+            "WeatherData (singleton)", "mosaic.dashboard-widgets: weather.today", "ghost://<tab>/weather/city",
             "FeatureOpened", "ghost.favourite-city", "## Configuration keys",
         ] {
             #expect(text.contains(fact), "\(fact) missing from:\n\(text)")
