@@ -11,27 +11,44 @@ public struct CommandHost: Sendable {
     public var environment: HostEnvironment
     /// The entitlements a default install grants.
     public var entitlements: Set<Entitlement>
-    /// The host's extension points beyond the standard ones.
+    /// The host's extension points beyond the built-in ones.
     public var extensionPoints: [AnyExtensionPoint]
     /// The services the host itself provides.
     public var services: ServiceRegistrar
+    /// The host standard modules may require, if the host offers one.
+    public var standard: (any Standard)?
+    /// The options the commands that boot (`graph --boot`, `open`) create the kernel with. Leave
+    /// ``KernelOptions/stateDirectory`` `nil` so that they keep shared state in memory and never touch the app's data.
+    public var options: KernelOptions
 
     /// A host description with the parts the kernel is created with.
     public init(
         catalog: ModuleCatalog, environment: HostEnvironment, entitlements: Set<Entitlement> = [],
-        extensionPoints: [AnyExtensionPoint] = [], services: ServiceRegistrar = ServiceRegistrar()
+        extensionPoints: [AnyExtensionPoint] = [], services: ServiceRegistrar = ServiceRegistrar(),
+        standard: (any Standard)? = nil, options: KernelOptions = KernelOptions()
     ) {
         self.catalog = catalog
         self.environment = environment
         self.entitlements = entitlements
         self.extensionPoints = extensionPoints
         self.services = services
+        self.standard = standard
+        self.options = options
     }
 
     /// The validated graph of the catalog on this host.
     public var graph: ModuleGraph {
         ModuleGraph(
-            catalog: catalog, host: environment, services: services, extensionPoints: extensionPoints)
+            catalog: catalog, host: environment, services: services, standard: standard,
+            extensionPoints: extensionPoints)
+    }
+
+    /// A kernel for this host with `entitlements` granted (the host's own by default); nothing activates before
+    /// `boot()`.
+    package func kernel(granting entitlements: Set<Entitlement>? = nil) -> Kernel {
+        Kernel(
+            catalog: catalog, host: environment, entitlements: .granted(entitlements ?? self.entitlements),
+            services: services, standard: standard, extensionPoints: extensionPoints, options: options)
     }
 }
 

@@ -55,9 +55,7 @@ public struct Graph<Host: CommandableHost>: AsyncParsableCommand {
         }
         var states: [ModuleID: String] = [:]
         if boot {
-            let kernel = Kernel(
-                catalog: host.catalog, host: host.environment, entitlements: .granted(host.entitlements),
-                services: host.services, extensionPoints: host.extensionPoints)
+            let kernel = host.kernel()
             _ = try await kernel.boot()
             states = await kernel.states.mapValues(\.name)
             await kernel.shutdown()

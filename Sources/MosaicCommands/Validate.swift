@@ -60,7 +60,7 @@ public struct Validate<Host: CommandableHost>: ParsableCommand {
         let granted = grants.isEmpty ? host.entitlements : Set(grants.map { Entitlement($0) })
         let diagnostics = Kernel.validate(
             host.catalog, host: host.environment, entitlements: .granted(granted), services: host.services,
-            extensionPoints: host.extensionPoints)
+            standard: host.standard, extensionPoints: host.extensionPoints)
         let failed = !diagnostics.filter(atLeast: strict ? .warning : .error).isEmpty
         switch format {
         case .text:

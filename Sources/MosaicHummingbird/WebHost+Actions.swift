@@ -1,4 +1,4 @@
-internal import Mosaic
+@_spi(Hosting) internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
 

@@ -1,5 +1,5 @@
 internal import Foundation
-internal import Mosaic
+@_spi(Hosting) internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
 

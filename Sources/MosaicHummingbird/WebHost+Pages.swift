@@ -22,7 +22,7 @@ extension WebHost {
                     main: "<h1>No tab named “\(HTML.escape(tab))”</h1><p>\(HTML.escape("The tabs are: \(known)."))</p>",
                     notice: notice)
             }
-            let pages = kernel.contributions(for: .tabPages).filter { $0.metadata.attributes["tab"] == tab }
+            let pages = kernel.contributions(for: .tabPages).filter { $0.metadata.tab == tab }
             main = pages.isEmpty ? "<p>Nothing here yet.</p>" : await sections(pages, class: "panel")
         }
         let title = kernel.contributions(for: .tabs).first { $0.id == tab }?.metadata.title ?? tab
@@ -36,14 +36,17 @@ extension WebHost {
             "<tr data-module=\"\(HTML.escape(module.id.rawValue))\" data-state=\"\(module.state.name)\">"
                 + "<td><a href=\"/modules/\(HTML.escape(module.id.rawValue))\">\(HTML.escape(module.id.rawValue))</a></td><td>\(HTML.escape(module.version.text))</td>"
                 + "<td>\(module.state.name)</td><td>\(module.activationTime.map(Self.milliseconds) ?? "")</td>"
+                + "<td data-cause>\(HTML.escape(module.cause?.description ?? ""))</td>"
+                + "<td>\(HTML.escape(Self.phaseTimes(module.phaseTimes)))</td>"
                 + "<td>\(HTML.escape(module.state.reason ?? ""))</td></tr>"
         }
         let diagnostics = report.diagnostics.map { "<li>\(HTML.escape($0.description))</li>" }
         return Page(
             title: "Modules",
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
-                + "<th>Version</th><th>State</th><th>Activation</th><th>Reason</th></tr></thead><tbody>"
+                + "<th>Version</th><th>State</th><th>Activation</th><th>Cause</th><th>Phases</th><th>Reason</th></tr></thead><tbody>"
                 + rows.joined() + "</tbody></table>" + (await exemptRoutes())
+                + (await configurationSection(report.modules.map(\.id)))
                 + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
     }
 

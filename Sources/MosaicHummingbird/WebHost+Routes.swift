@@ -1,7 +1,7 @@
 internal import Foundation
 internal import HTTPTypes
 public import Hummingbird
-internal import Mosaic
+@_spi(Hosting) internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
 
@@ -13,6 +13,7 @@ extension WebHost {
         let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: DefenceMiddleware(host: self))
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
+        addOperationsRoutes(to: router)
         router.get("/modules") { request, _ in await respond(request) { _ in await shell(modulesPage()) } }
         router.get("/modules/:id") { request, context in
             let id = context.parameters.get("id") ?? ""

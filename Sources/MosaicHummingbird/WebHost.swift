@@ -3,7 +3,7 @@ public import Mosaic
 public import MosaicKernel
 internal import MosaicWeb
 
-/// A web shell over a kernel: its regions are the standard extension points, filled with the active modules'
+/// A web shell over a kernel: its regions are the built-in extension points, filled with the active modules'
 /// contributions in mediated order; plus pages that show the system (modules, graph, settings).
 ///
 /// Every module-provided string is escaped. The host's defences fail closed: a request naming a host outside
@@ -28,13 +28,22 @@ public struct WebHost: Sendable {
     /// The token every form carries: 32 random bytes as 64 hex digits, per host, so another site cannot forge a
     /// form post.
     package let csrfToken: String
+    /// Required modules, health-check limits and the `/metrics` text (see `WebHost+Health.swift`).
+    public let operations: OperationsOptions
+    /// Whether the host is starting, ready or stopping, for `/health/ready`.
+    package let readiness = Readiness()
     /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
     let declaredEntitlements: Set<Entitlement>
 
+    /// A host for `kernel`, whose modules `catalog` lists; it draws a fresh form token each time it is made.
+    ///
+    /// Pass ``extensionPoints`` to the kernel too, or module routes, middleware and tab pages do not validate.
+    /// `scheme` is the app's link scheme (`/open?url=ghost://…`), one the kernel's `HostEnvironment` accepts.
     public init(
         kernel: Kernel, catalog: ModuleCatalog, scheme: String, title: String, options: WebHostOptions = .init(),
-        logger: Logger = Logger(label: "mosaic.web")
+        logger: Logger = Logger(label: "mosaic.web"), operations: OperationsOptions = .init()
     ) {
+        self.operations = operations
         self.kernel = kernel
         self.catalog = catalog
         self.scheme = scheme
@@ -46,7 +55,7 @@ public struct WebHost: Sendable {
         csrfToken = Self.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
-    /// The extension points the web host adds to the standard ones; pass them to the kernel.
+    /// The extension points the web host adds to the built-in ones; pass them to the kernel.
     public static var extensionPoints: [AnyExtensionPoint] { WebPoints.all }
 
     /// Every entitlement a module asks for, and every one granted now, sorted.

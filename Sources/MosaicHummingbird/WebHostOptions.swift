@@ -17,6 +17,8 @@ public struct WebHostOptions: Sendable, Hashable {
     /// The loopback names: `localhost`, `127.0.0.1` and `[::1]`.
     public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
+    /// Options; the defaults serve on loopback with 16 KB bodies, 100 header fields, a 30-second idle timeout and
+    /// 512 connections. Host names are lowercased.
     public init(
         allowedHosts: Set<String> = Self.loopbackHosts, maximumBodySize: Int = 16_384, maximumHeaderCount: Int = 100,
         idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512

@@ -1,7 +1,7 @@
 internal import Hummingbird
 internal import HummingbirdCore
 public import Logging
-internal import MosaicKernel
+public import MosaicKernel
 internal import NIOCore
 package import ServiceLifecycle
 package import UnixSignals
@@ -15,20 +15,28 @@ package import UnixSignals
 public enum WebServer {
     /// Runs until a signal (or cancellation). `onRunning` gets the port bound, which differs from `port` when
     /// that is 0 (any free port).
+    ///
+    /// The server boots the kernel unless the host already did (`onBooted` then gets the report), so that
+    /// `/health/ready` answers 503 while it boots. With an `admin` address, `/health/…` and `/metrics` are served
+    /// there too, and that server stops only after the modules have deactivated.
     public static func run(
-        _ host: WebHost, address: String = "127.0.0.1", port: Int = 8080, logger: Logger,
-        onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+        _ host: WebHost, address: String = "127.0.0.1", port: Int = 8080, admin: AdminAddress? = nil,
+        logger: Logger, onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
+        onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in }
     ) async throws {
         try await serviceGroup(
-            host, address: address, port: port, logger: logger, signals: [.sigterm, .sigint], onRunning: onRunning
+            host, address: address, port: port, admin: admin, logger: logger, signals: [.sigterm, .sigint],
+            onRunning: onRunning, onBooted: onBooted
         ).run()
     }
 
     /// The services that serve `host`, shut down gracefully on `signals` or
     /// `ServiceGroup.triggerGracefulShutdown()`.
     package static func serviceGroup(
-        _ host: WebHost, address: String = "127.0.0.1", port: Int, logger: Logger, signals: [UnixSignal],
-        onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+        _ host: WebHost, address: String = "127.0.0.1", port: Int, admin: AdminAddress? = nil, logger: Logger,
+        signals: [UnixSignal], onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
+        onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in },
+        onAdminRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> ServiceGroup {
         let idle = host.options.idleTimeout.components
         // Clamped: a timeout meant as "never" (`.seconds(.max)`) must not overflow into a trap.
@@ -44,24 +52,73 @@ public enum WebServer {
                     host.options.maximumConnections, logger: logger)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
-        // A service group shuts its services down in reverse order, each after the one after it has finished: the
-        // server first (it stops accepting and drains the requests in flight), then the kernel.
+        // A service group shuts its services down in reverse order, each after the one after it has finished:
+        // readiness turns 503 at once, then the server stops accepting and drains the requests in flight, then the
+        // kernel deactivates the modules, and only then does the admin server (still answering 503) stop.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let admin {
+            services.append(
+                .init(
+                    service: Application(
+                        router: host.adminRouter(),
+                        configuration: ApplicationConfiguration(
+                            address: .hostname(admin.address, port: admin.port), serverName: "Mosaic admin"),
+                        onServerRunning: { channel in await onAdminRunning(channel.localAddress?.port ?? admin.port) },
+                        logger: logger)))
+        }
+        services += [
+            .init(service: KernelService(kernel: host.kernel, readiness: host.readiness, onBooted: onBooted)),
+            .init(service: application),
+            .init(service: ReadinessService(readiness: host.readiness)),
+        ]
         return ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: KernelService(kernel: host.kernel)),
-                    .init(service: application),
-                ],
-                gracefulShutdownSignals: signals, logger: logger))
+                services: services, gracefulShutdownSignals: signals, logger: logger))
     }
 }
 
-/// Holds the kernel for the life of the server, and shuts it down when the server has stopped.
+/// Boots the kernel (unless the host did), holds it for the life of the server, and shuts it down when the
+/// server has stopped.
 struct KernelService: Service {
     let kernel: Kernel
+    let readiness: Readiness
+    let onBooted: @Sendable (BootReport) async -> Void
+
+    func run() async throws {
+        do {
+            await onBooted(try await kernel.boot())
+        } catch  where error.code == .alreadyBooted {
+        } catch {
+            readiness.markStopping()
+            throw error
+        }
+        readiness.markReady()
+        try? await gracefulShutdown()
+        readiness.markStopping()
+        await kernel.shutdown()
+    }
+}
+
+/// The first service told of a shutdown: turns readiness 503 before anything stops.
+struct ReadinessService: Service {
+    let readiness: Readiness
 
     func run() async throws {
         try? await gracefulShutdown()
-        await kernel.shutdown()
+        readiness.markStopping()
+    }
+}
+
+/// Where a separate admin server listens: `/health/…` and `/metrics` only. Loopback by default.
+public struct AdminAddress: Sendable, Hashable {
+    /// The address to listen on.
+    public var address: String
+    /// The port (0: any free port).
+    public var port: Int
+
+    /// An admin server on `port`, on loopback unless `address` says otherwise.
+    public init(address: String = "127.0.0.1", port: Int) {
+        self.address = address
+        self.port = port
     }
 }

@@ -3,7 +3,9 @@ internal import MosaicKernel
 
 /// The error a harness injects when the test does not name one.
 public struct InjectedFault: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The text the test gave, which the module's failure reason and the report then quote.
     public let description: String
+    /// An error that reads as `description`, so a test can find it in a reason with `.failed(reason: "…")`.
     public init(_ description: String) { self.description = description }
 }
 

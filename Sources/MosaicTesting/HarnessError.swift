@@ -9,11 +9,12 @@ public struct HarnessError: Error, Sendable, CustomStringConvertible {
         self.diagnostics = diagnostics
     }
 
+    /// Every diagnostic with its fix, and how to stand in for a service nothing provides when one is missing.
     public var description: String {
         var lines = ["The modules under test cannot start:"] + diagnostics.map { "  - \($0)" }
         if diagnostics.contains(where: { $0.code == .missingServiceProvider }) {
             lines.append(
-                "In a test, stand in for a service nothing provides with harness.override(Service.self) { … }, "
+                "In a test, stand in for a service nothing provides with harness.override(<the service's key>) { … }, "
                     + "or load the module that provides it.")
         }
         return lines.joined(separator: "\n")

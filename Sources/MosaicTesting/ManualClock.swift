@@ -17,13 +17,18 @@ public final class ManualClock: Clock, Sendable {
         /// The time advanced since the clock was made.
         public var offset: Duration
 
+        /// The instant `offset` after the clock was made.
         public init(offset: Duration) {
             self.offset = offset
         }
 
+        /// The instant `duration` later (earlier, if negative).
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`; negative if `other` is earlier.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Whether `lhs` comes before `rhs`.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        /// The offset, such as `10.0 seconds`.
         public var description: String { "\(offset)" }
     }
 
@@ -44,13 +49,18 @@ public final class ManualClock: Clock, Sendable {
     /// A clock at offset zero.
     public init() {}
 
+    /// The time advanced so far; it changes only in ``advance(by:)``.
     public var now: Instant { state.withLock { $0.now } }
 
+    /// Zero: a sleeper wakes exactly when time reaches its deadline.
     public var minimumResolution: Duration { .zero }
 
     /// How many tasks sleep on the clock now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// Suspends until ``advance(by:)`` reaches `deadline`, returning at once if it has passed already.
+    ///
+    /// Throws `CancellationError` if the task is cancelled first; `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let token = state.withLock { state in
             defer { state.next += 1 }

@@ -4,7 +4,9 @@ public import Testing
 
 /// A state a test expects a module to be in; failed and blocked states can be narrowed by reason or blocker.
 public enum ExpectedState: Sendable, Hashable, CustomStringConvertible {
+    /// Running.
     case active
+    /// Was active and has been deactivated (revoked, uninstalled or shut down).
     case deactivated
     /// Failed; when `reason` is given, the module's reason contains it.
     case failed(reason: String? = nil)
@@ -26,6 +28,7 @@ public enum ExpectedState: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What is expected, in words, as an unmet expectation's issue prints it.
     public var description: String {
         switch self {
         case .active: "active"

@@ -30,9 +30,9 @@ public final class TestApp: Sendable {
     /// The state of module `id` now; `nil` for a module the test does not have.
     public func state(of id: ModuleID) async -> ModuleState? { await kernel.state(of: id) }
 
-    /// `type`, resolved as the host would (any provider, no declaration needed).
-    public func resolve<T: Sendable>(_ type: T.Type = T.self) async throws(ServiceError) -> T {
-        try await kernel.services.resolve(type)
+    /// The service `key` names, resolved as the host would (any provider, no declaration needed).
+    public func resolve<T: Sendable>(_ key: ServiceKey<T>) async throws(ServiceError) -> T {
+        try await kernel.services.resolve(key)
     }
 
     // MARK: Contributions
@@ -69,7 +69,7 @@ public final class TestApp: Sendable {
     // MARK: State and events
 
     /// Shared state, as the host: it may write every key.
-    public var state: SharedState { kernel.state }
+    public var sharedState: SharedState { kernel.sharedState }
 
     /// The event bus, as the host: subscribe to see what modules publish, publish to drive them.
     public var events: Events { kernel.events }

@@ -6,7 +6,7 @@ public import MosaicKernel
 ///
 /// ```swift
 /// var harness = TestHarness(WeatherModule.self)
-/// harness.override((any WeatherData).self) { StubWeather(["Oslo": "Snow"]) }
+/// harness.override(.weatherData) { StubWeather(["Oslo": "Snow"]) }
 /// let app = try await harness.start()
 /// #expect(await app.open("ghost://dashboard/weather/city?name=Oslo") == .handled(tab: "dashboard", module: "com.ghost.weather"))
 /// ```
@@ -34,7 +34,7 @@ public struct TestHarness: Sendable {
     public var options = KernelOptions(
         activationTimeLimit: .seconds(2), deactivationTimeLimit: .seconds(2), participantTimeLimit: .seconds(2),
         deeplinkRules: DeeplinkRules(allowedSchemes: [DeeplinkRules.anyScheme]), pendingDeeplinkTimeLimit: .seconds(2))
-    /// Extension points the host declares beyond the standard ones; `nil` declares every point the loaded modules
+    /// Extension points the host declares beyond the built-in ones; `nil` declares every point the loaded modules
     /// contribute to, as the host they are written for would.
     public var extensionPoints: [AnyExtensionPoint]?
     /// The host's standard, for modules that require one.
@@ -68,20 +68,20 @@ public struct TestHarness: Sendable {
         modules.append(ModuleFactory(module: module))
     }
 
-    /// Replaces whatever provides `type` — a loaded module or nothing at all — with `make`, built once per start.
+    /// Replaces whatever provides the service `key` names — a loaded module or nothing at all — with `make`, built
+    /// once per start.
     ///
-    /// To keep a handle on the stand-in, make it first: `let spy = Spy(); harness.override(T.self) { spy }`.
-    public mutating func override<T: Sendable>(_ type: T.Type, with make: @escaping @Sendable () throws -> T) {
-        services.singleton(type, rank: .override, factory: make)
+    /// To keep a handle on the stand-in, make it first: `let spy = Spy(); harness.override(.weatherData) { spy }`.
+    public mutating func override<T: Sendable>(_ key: ServiceKey<T>, with make: @escaping @Sendable () throws -> T) {
+        services.singleton(key, rank: .override, factory: make)
     }
 
-    /// Makes every resolution of `type` throw `error`, to test the code that uses it.
+    /// Makes every resolution of the service `key` names throw `error`, to test the code that uses it.
     public mutating func failService<T: Sendable>(
-        _ type: T.Type,
-        with error: any Error = InjectedFault(
-            "injected failure of \(T.self)")
+        _ key: ServiceKey<T>,
+        with error: any Error = InjectedFault("injected failure of \(T.self)")
     ) {
-        services.transient(type, rank: .override) { () throws -> T in throw error }
+        services.transient(key, rank: .override) { () throws -> T in throw error }
     }
 
     /// Grants `entitlement` at start (on top of the declared ones when ``entitlements`` is `nil`).

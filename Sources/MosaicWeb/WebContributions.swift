@@ -15,6 +15,7 @@ public struct WebRequest: Sendable {
     /// size limit; empty for other methods.
     public var body: String
 
+    /// A request as the host hands it over; tests use this to call a route's or middleware's handler directly.
     public init(
         method: String, path: String, query: [QueryItem] = [], parameters: [String: String] = [:], body: String = ""
     ) {
@@ -31,11 +32,17 @@ public struct WebRequest: Sendable {
 
 /// An HTTP response from a module.
 public struct WebResponse: Sendable, Hashable {
+    /// The HTTP status code, such as 200 or 404.
     public var status: Int
+    /// The `Content-Type` header's value.
     public var contentType: String
+    /// Further header fields; a name that is not a valid field name is dropped, and the host's security headers
+    /// (`Content-Security-Policy`, `X-Frame-Options`…) replace any of the same name.
     public var headers: [String: String]
+    /// The body, sent as UTF-8.
     public var body: String
 
+    /// A response; plain UTF-8 text with status 200 unless told otherwise.
     public init(
         status: Int = 200, contentType: String = "text/plain; charset=utf-8", headers: [String: String] = [:],
         body: String
@@ -66,22 +73,31 @@ public struct WebResponse: Sendable, Hashable {
 /// serves clients other than browsers opts out with `exemptFromCSRFCheck: true`; the host's Modules page lists
 /// every such route.
 public struct WebRoute: Sendable {
+    /// The HTTP methods a module route can answer; `HEAD` is answered wherever `GET` is.
     public enum Method: String, Sendable {
+        /// Reads; never CSRF-checked, so a `GET` handler must not change state.
         case get = "GET"
+        /// Changes state; CSRF-checked unless the route is exempt.
         case post = "POST"
+        /// Changes state; CSRF-checked unless the route is exempt.
         case put = "PUT"
+        /// Changes state; CSRF-checked unless the route is exempt.
         case patch = "PATCH"
+        /// Changes state; CSRF-checked unless the route is exempt.
         case delete = "DELETE"
 
         /// Whether requests with this method change state, and so must prove they come from the host's pages.
         public var isStateChanging: Bool { self != .get }
     }
+    /// The method the route answers; a request with another method goes on to the next route.
     public let method: Method
     /// The path below `/api`, with `:name` segments that bind parameters.
     public let path: String
     /// Whether the host lets cross-site requests reach this route: `true` only for a route that serves clients
     /// other than browsers (which send no page token), and whose handler defends itself.
     public let isExemptFromCSRFCheck: Bool
+    /// Answers a matching request, run as a call of the route's module (so `@Injected` resolves). An error it
+    /// throws becomes a 500 with an error id; the host logs the error with the module's id.
     public let handle: @Sendable (WebRequest) async throws -> WebResponse
 
     /// A route; pass `exemptFromCSRFCheck: true` only for a state-changing route that non-browser clients call.
@@ -116,9 +132,13 @@ public struct WebRoute: Sendable {
 
 /// Work a module wraps around every request while it is active: add a header, time, refuse.
 public struct WebMiddleware: Sendable {
+    /// Handles a request: call `next` to go on inward (to the next middleware, then the page or route) or return a
+    /// response of your own to stop it. An error it throws stops the request with a 500: the host fails closed,
+    /// since middleware may be what guards the page.
     public let handle:
         @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws -> WebResponse
 
+    /// Middleware from `handle`, which receives the request and the rest of the chain as `next`.
     public init(
         _ handle:
             @escaping @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws ->
@@ -139,14 +159,16 @@ extension ExtensionPoint where Content == WebMiddleware {
 }
 
 extension ExtensionPoint where Content == Panel {
-    /// The content of a tab: panels whose contribution's `tab` attribute names it.
+    /// The content of a tab: panels whose contribution names the tab (`contribute(to: .tabPages, …, tab: "weather")`).
     public static var tabPages: Self { ExtensionPoint(id: "mosaic.web.tab-pages") }
 }
 
-/// The extension points a web host declares beyond the standard ones.
+/// The extension points a web host declares beyond the built-in ones.
 public enum WebPoints {
+    /// `.webRoutes`, `.webMiddleware` and `.tabPages`: pass them as the kernel's `extensionPoints`, or
+    /// contributions to them are diagnosed as contributions to an unknown extension point.
     public static let all: [AnyExtensionPoint] = [
         ExtensionPoint<WebRoute>.webRoutes.erased, ExtensionPoint<WebMiddleware>.webMiddleware.erased,
-        ExtensionPoint<Panel>.tabPages.erased,
+        ExtensionPoint<Panel>.tabPages.erased, ExtensionPoint<HealthCheck>.healthChecks.erased,
     ]
 }

@@ -88,4 +88,42 @@ extension ExtensionPoint where Content == String {
         #expect(try await kernel.contributions(for: .answer).first?.content() == 42)
         #expect(await kernel.diagnostics.isEmpty)
     }
+
+    @Test("a page naming a tab no module declares is a boot diagnostic naming the tabs that exist")
+    func typoedTab() async throws {
+        let factories = [
+            serviceModule("com.app.weather") { module in
+                module.tab("weather")
+                module.tab("radar")
+                module.contribute(to: .dashboard, id: "weather.cities", tab: "wether") { Panel(.text("cities")) }
+            }
+        ]
+        let found = diagnostics(factories).filter { $0.code == .unknownTab }
+        #expect(found.count == 1)
+        #expect(found.first?.severity == .error)
+        #expect(found.first?.modules == ["com.app.weather"])
+        #expect(found.first?.message.contains(#"the tab "wether", which no module declares"#) == true)
+        #expect(found.first?.message.contains(#"the tabs are: "radar", "weather""#) == true)
+        let kernel = makeKernel(factories)
+        let report = try await kernel.boot()
+        #expect(report.diagnostics.contains { $0.code == .unknownTab })
+        #expect(kernel.contributions(for: .dashboard).isEmpty, "the page is not shown under no tab")
+        await kernel.shutdown()
+    }
+
+    @Test("a malformed or reversed version range written in code is a diagnostic, not a trap")
+    func badVersionLiteral() {
+        let factories = [
+            ModuleFactory(
+                manifest: Manifest(
+                    id: "com.app.weather", version: "1.0.0",
+                    requires: [.module("com.app.location", "1.0.0"..<"2.0"), .module("com.app.art", "3.0.0"..."2.0.0")])
+            ) { Probe() },
+            ModuleFactory(manifest: Manifest(id: "com.app.location", version: "1.0.0")) { Probe() },
+            ModuleFactory(manifest: Manifest(id: "com.app.art", version: "1.0.0")) { Probe() },
+        ]
+        let messages = diagnostics(factories).map(\.message).joined(separator: "\n")
+        #expect(messages.contains("'1.0.0..<2.0'"), "\(messages)")
+        #expect(messages.contains("is empty"), "\(messages)")
+    }
 }

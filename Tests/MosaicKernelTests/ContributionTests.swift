@@ -70,7 +70,7 @@ func firstList<Content>(
     @Test("content factories take services as a typed pack, resolved from the contributing module")
     func contentWithServices() async throws {
         let kernel = makeKernel([
-            serviceModule("com.app.time") { $0.services.singleton((any Clock).self) { FixedClock(now: 7) } },
+            serviceModule("com.app.time") { $0.services.singleton(.clock) { FixedClock(now: 7) } },
             serviceModule("com.app.weather") { module in
                 module.contribute(to: .dashboard, id: "weather", title: "Weather", icon: "cloud") {
                     (clock: any Clock) in Panel(.heading("Weather"), .facts([Fact("now", "\(clock.now)")]))

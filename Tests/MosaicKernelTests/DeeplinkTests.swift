@@ -1,4 +1,4 @@
-import Mosaic
+@_spi(Hosting) import Mosaic
 import MosaicKernel
 import MosaicTesting
 import Synchronization
@@ -25,8 +25,8 @@ func weatherLinks(journal: Journal, gate: Gate? = nil, entitlements: Set<Entitle
             module.handle(feature: "weather", requires: "radar") { link, _ in
                 journal.add("weather \(link.action ?? "")")
             }
-        }
-    ) { Probe(activate: { _ in await gate?.wait() }, deactivate: {}) }
+        },
+        make: { Probe(activate: { _ in await gate?.wait() }, deactivate: {}) })
 }
 
 func linkKernel(

@@ -15,7 +15,7 @@ final class Contexts: Sendable {
 
 /// A module that hands its activation context to `contexts`.
 func eventModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], contexts: Contexts) -> ModuleFactory {
-    serviceModule(id, entitlements: entitlements, onActivate: { contexts.keep($0) }) { _ in }
+    serviceModule(id, entitlements: entitlements, onActivate: { contexts.keep($0) }, register: { _ in })
 }
 
 @Suite(.timeLimit(.minutes(1))) struct EventTests {

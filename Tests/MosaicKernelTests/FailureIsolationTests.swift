@@ -15,14 +15,14 @@ struct DataMissing: Error, CustomStringConvertible { var description: String { "
 
 /// Reads a `String` service through `@Injected`.
 struct Greeter {
-    @Injected var greeting: String
+    @Injected(ServiceKey(String.self)) var greeting
 }
 
 /// A module whose `String` service fails whenever `failing` is set, read through `@Injected` in a content closure
 /// and a link handler (each flips the switch between creating the reader and reading it: a failure in between).
 func flakyModule(_ failing: Switch) -> ModuleFactory {
     serviceModule("com.app.flaky") { module in
-        module.services.transient(String.self) { () throws -> String in
+        module.services.transient(ServiceKey(String.self)) { () throws -> String in
             if failing.isOn { throw DataMissing() }
             return "hello"
         }
@@ -44,7 +44,7 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
     func throwingFactoryFailsProvider() async throws {
         let kernel = makeKernel([
             serviceModule("com.app.weather") {
-                $0.services.singleton((any Forecast).self) { () throws -> any Forecast in throw DataMissing() }
+                $0.services.singleton(.forecast) { () throws -> any Forecast in throw DataMissing() }
             },
             ModuleFactory(ForecastReader.self),
             probe("com.app.bystander"),
@@ -63,17 +63,17 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
     func injectedPropertyFailsModule() async throws {
         struct Nosy: Module {
             static let manifest = Manifest(id: "com.app.nosy", version: "1.0.0")
-            @Injected var forecast: any Forecast
+            @Injected(.forecast) var forecast
         }
         let kernel = makeKernel([
             ModuleFactory(Nosy.self),
-            serviceModule("com.app.weather") { $0.services.singleton((any Forecast).self) { PreviewForecast() } },
+            serviceModule("com.app.weather") {
+                $0.services.singleton(.forecast) { () throws -> any Forecast in try unimplemented("forecast") }
+            },
         ])
         let report = try await kernel.boot()
         #expect(report["com.app.nosy"]?.state.name == "failed")
-        #expect(
-            report["com.app.nosy"]?.state.reason?.contains("module.services.use(MosaicKernelTests.Forecast.self)")
-                == true)
+        #expect(report["com.app.nosy"]?.state.reason?.contains("forecast is not wired") == true)
         #expect(report["com.app.weather"]?.state.isActive == true)
         await kernel.shutdown()
     }

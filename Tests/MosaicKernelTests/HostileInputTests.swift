@@ -1,5 +1,5 @@
 import Foundation
-import Mosaic
+@_spi(Hosting) import Mosaic
 import MosaicKernel
 import Testing
 
@@ -95,8 +95,8 @@ import Testing
     func qualifiedServiceNames() {
         let diagnostics = Kernel.validate(
             catalog(
-                serviceModule("com.app.one") { $0.services.use(Warehouse.Store.self) },
-                serviceModule("com.app.two") { $0.services.use(Shop.Store.self) }),
+                serviceModule("com.app.one") { $0.services.use(ServiceKey(Warehouse.Store.self)) },
+                serviceModule("com.app.two") { $0.services.use(ServiceKey(Shop.Store.self)) }),
             host: testHost)
         let messages = diagnostics.filter { $0.code == .missingServiceProvider }.map(\.message)
         #expect(

@@ -1,5 +1,6 @@
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import Synchronization
 import Testing
 
@@ -9,9 +10,8 @@ let forecastsSeen = Mutex<[String: String]>([:])
 /// A module that injects a service into a stored property and reads it when activated and deactivated.
 struct ForecastReader: Module {
     static let manifest = Manifest(id: "com.app.reader", version: "1.0.0")
-    static func register(in module: inout ModuleRegistrar) { module.services.use((any Forecast).self) }
 
-    @Injected var forecast: any Forecast
+    @Injected(.forecast) var forecast
 
     func activate(_ context: ActivationContext) async throws {
         forecastsSeen.withLock { $0["activate"] = forecast.text }
@@ -28,7 +28,7 @@ struct ForecastReader: Module {
         forecastsSeen.withLock { $0 = [:] }
         let kernel = makeKernel([
             ModuleFactory(ForecastReader.self),
-            serviceModule("com.app.weather") { $0.services.singleton((any Forecast).self) { PreviewForecast() } },
+            serviceModule("com.app.weather") { $0.services.singleton(.forecast) { PreviewForecast() } },
         ])
         let report = try await kernel.boot()
         #expect(report.count("active") == 2)
@@ -36,15 +36,40 @@ struct ForecastReader: Module {
         #expect(forecastsSeen.withLock { $0 } == ["activate": "preview", "deactivate": "preview"])
     }
 
+    @Test("a module's @Injected property declares its use: validation sees it, with no services.use")
+    func injectedDeclaresItsUse() {
+        let diagnostics = Kernel.validate(catalog(ModuleFactory(ForecastReader.self)), host: testHost)
+        #expect(diagnostics.map(\.code) == [.missingServiceProvider])
+        #expect(diagnostics.first?.message.contains("com.app.reader uses MosaicKernelTests.Forecast") == true)
+    }
+
+    @Test("@Injected created outside module code resolves from the module whose code reads it")
+    func injectedOutsideReadInside() async throws {
+        struct Screen { @Injected(.forecast) var forecast }
+        let screen = Screen()
+        let seen = Mutex<String?>(nil)
+        let kernel = makeKernel([
+            serviceModule("com.app.weather") { $0.services.singleton(.forecast) { PreviewForecast() } },
+            serviceModule(
+                "com.app.screen", requires: [.module("com.app.weather")],
+                onActivate: { _ in seen.withLock { $0 = screen.forecast.text } }
+            ) { $0.services.use(.forecast) },
+        ])
+        let report = try await kernel.boot()
+        #expect(report.count("active") == 2)
+        #expect(seen.withLock { $0 } == "preview")
+        await kernel.shutdown()
+    }
+
     @Test("@Injected created outside module code says so, and a test override still reaches it")
     func injectedOutsideModule() async throws {
-        struct Screen { @Injected var forecast: any Forecast }
+        struct Screen { @Injected(.forecast) var forecast }
         let screen = Screen()
         let error = #expect(throws: ServiceError.self) { try screen.$forecast.resolve() }
         #expect(error?.code == .outsideModule)
         #expect(error?.message.contains("withOverrides") == true)
         await withOverrides {
-            $0.override((any Forecast).self) { ClockForecast(clock: FixedClock(now: 9)) }
+            $0.override(.forecast) { ClockForecast(clock: FixedClock(now: 9)) }
         } operation: {
             #expect(screen.forecast.text == "sunny at 9")
         }
@@ -53,9 +78,9 @@ struct ForecastReader: Module {
     @Test("@Injected respects least privilege: an undeclared service fails with the registration to add")
     func injectedUndeclared() async throws {
         let outcome = Mutex<ServiceError?>(nil)
-        struct Nosy { @Injected var clock: any Clock }
+        struct Nosy { @Injected(.clock) var clock }
         let kernel = makeKernel([
-            serviceModule("com.app.time") { $0.services.singleton((any Clock).self) { FixedClock() } },
+            serviceModule("com.app.time") { $0.services.singleton(.clock) { FixedClock() } },
             serviceModule(
                 "com.app.nosy", requires: [.module("com.app.time")],
                 onActivate: { _ in
@@ -71,18 +96,18 @@ struct ForecastReader: Module {
     @Test("withService lends the singleton resolve returns, and sees overrides and missing declarations")
     func borrowed() async throws {
         let kernel = makeKernel([
-            serviceModule("com.app.weather") { $0.services.singleton((any Forecast).self) { PreviewForecast() } },
-            serviceModule("com.app.time") { $0.services.singleton((any Clock).self) { FixedClock(now: 3) } },
+            serviceModule("com.app.weather") { $0.services.singleton(.forecast) { PreviewForecast() } },
+            serviceModule("com.app.time") { $0.services.singleton(.clock) { FixedClock(now: 3) } },
         ])
         try await kernel.boot()
         let services = await kernel.services(for: "com.app.weather")
-        #expect(try services?.withService((any Forecast).self) { $0.text } == "preview")
-        let error = #expect(throws: ServiceError.self) { try services?.withService((any Clock).self) { $0.now } }
+        #expect(try services?.withService(.forecast) { $0.text } == "preview")
+        let error = #expect(throws: ServiceError.self) { try services?.withService(.clock) { $0.now } }
         #expect(error?.code == .notDeclared)
         let overridden = try await withOverrides {
-            $0.override((any Forecast).self) { ClockForecast(clock: FixedClock()) }
+            $0.override(.forecast) { ClockForecast(clock: FixedClock()) }
         } operation: {
-            try services?.withService((any Forecast).self) { $0.text }
+            try services?.withService(.forecast) { $0.text }
         }
         #expect(overridden == "sunny at 42")
         await kernel.shutdown()

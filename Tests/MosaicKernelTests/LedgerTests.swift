@@ -46,8 +46,8 @@ func ledgerModule(
         manifest: Manifest(id: "com.app.weather", version: "1.0.0", entitlements: ["weather"]),
         register: { module in
             if let census {
-                module.services.singleton((any Forecast).self) { CountedForecast(census) }
-                module.services.cached((any Clock).self) { CountedForecast(census) }
+                module.services.singleton(.forecast) { CountedForecast(census) }
+                module.services.cached(.clock) { CountedForecast(census) }
             }
             module.contribute(to: .dashboardWidgets, id: "weather", title: "Weather") { Panel(.text("weather")) }
             module.handle(CityRoute.self) { route, _ in
@@ -55,21 +55,21 @@ func ledgerModule(
                 await gate?.wait()
                 journal.add("handler done")
             }
-        }
-    ) {
-        Probe(
-            activate: { context in
-                contexts.keep(context)
-                context.task {
-                    // Runs until cancelled: an AsyncStream's iteration ends when its task is cancelled.
-                    let (never, continuation) = AsyncStream.makeStream(of: Int.self)
-                    for await _ in never {}
-                    continuation.finish()
-                    journal.add("task ended")
-                }
-            },
-            deactivate: { journal.add("deactivate") })
-    }
+        },
+        make: {
+            Probe(
+                activate: { context in
+                    contexts.keep(context)
+                    context.task {
+                        // Runs until cancelled: an AsyncStream's iteration ends when its task is cancelled.
+                        let (never, continuation) = AsyncStream.makeStream(of: Int.self)
+                        for await _ in never {}
+                        continuation.finish()
+                        journal.add("task ended")
+                    }
+                },
+                deactivate: { journal.add("deactivate") })
+        })
 }
 
 @Suite(.timeLimit(.minutes(1))) struct LedgerTests {
@@ -99,7 +99,7 @@ func ledgerModule(
         #expect(await firstList(hostObserved) { $0.isEmpty } == [], "the host sees the withdrawal")
         let refused = #expect(throws: StateError.self) { try weather.state.set(.counter, to: 2) }
         #expect(refused?.message.hasPrefix("com.app.weather is not active, so it may no longer write") == true)
-        #expect(kernel.state[.counter] == 1)
+        #expect(kernel.sharedState[.counter] == 1)
         await kernel.shutdown()
     }
 
@@ -148,8 +148,8 @@ func ledgerModule(
             [ledgerModule(journal: Journal(), contexts: Contexts(), census: census)], entitlements: ["weather"])
         try await kernel.boot()
         let services = await kernel.services
-        #expect(try services.resolve((any Forecast).self).text == "counted")
-        #expect(try services.resolve((any Clock).self).now == 1)
+        #expect(try services.resolve(.forecast).text == "counted")
+        #expect(try services.resolve(.clock).now == 1)
         #expect(census.total == 2)
         try await kernel.revoke("weather")
         #expect(census.referenced == 0, "every instance the module's services built is gone")
@@ -165,7 +165,7 @@ func ledgerModule(
         try await kernel.boot()
         let services = await kernel.services
         for _ in 0..<10_000 {
-            _ = try services.resolve((any Clock).self).now
+            _ = try services.resolve(.clock).now
             await kernel.resetCached()
         }
         #expect(census.count == 1, "only the singleton is alive")
@@ -181,7 +181,7 @@ func ledgerModule(
             let kernel = makeKernel(
                 [ledgerModule(journal: Journal(), contexts: Contexts(), census: census)], entitlements: ["weather"])
             try await kernel.boot()
-            _ = try await kernel.services.resolve((any Forecast).self)
+            _ = try await kernel.services.resolve(.forecast)
         }
         #expect(census.total == 20_000)
         #expect(census.count < 100, "instances of dropped kernels are released, not kept by a cycle")
@@ -193,7 +193,7 @@ func ledgerModule(
         let kernel = makeKernel([ledgerModule(journal: Journal(), contexts: contexts)], entitlements: ["weather"])
         try await kernel.boot()
         let weather = try #require(contexts["com.app.weather"])
-        let hostValues = kernel.state.values(of: .counter)
+        let hostValues = kernel.sharedState.values(of: .counter)
         let moduleValues = weather.state.values(of: .counter)
         let changes = kernel.stateChanges()
         let updates = kernel.updates(of: .dashboardWidgets)
@@ -210,14 +210,14 @@ func ledgerModule(
     func readInsideUpdate() async throws {
         let kernel = makeKernel([])
         try await kernel.boot()
-        try kernel.state.set(.counter, to: 41)
-        try kernel.state.update(.preferences) { $0.city = "City \(kernel.state[.counter] + 1)" }
-        #expect(kernel.state[.preferences].city == "City 42")
+        try kernel.sharedState.set(.counter, to: 41)
+        try kernel.sharedState.update(.preferences) { $0.city = "City \(kernel.sharedState[.counter] + 1)" }
+        #expect(kernel.sharedState[.preferences].city == "City 42")
         let error = #expect(throws: StateError.self) {
-            try kernel.state.update(.preferences) { _ in try kernel.state.set(.counter, to: 0) }
+            try kernel.sharedState.update(.preferences) { _ in try kernel.sharedState.set(.counter, to: 0) }
         }
         #expect(error?.message.contains("a change closure may read shared state but not write it") == true)
-        #expect(kernel.state[.counter] == 41)
+        #expect(kernel.sharedState[.counter] == 41)
         await kernel.shutdown()
     }
 }

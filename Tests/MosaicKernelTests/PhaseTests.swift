@@ -48,9 +48,9 @@ struct RefreshFailed: Error {}
             participant("com.app.weather", requires: [.module("com.app.location")], journal: journal),
             participant("com.app.location", journal: journal),
             serviceModule("com.app.time") { module in
-                module.services.singleton((any Clock).self) { FixedClock(now: 5) }
+                module.services.singleton(.clock) { FixedClock(now: 5) }
                 module.participate(in: .launch) { context in
-                    let clock = try context.services.resolve((any Clock).self)
+                    let clock = try context.services.resolve(.clock)
                     seen.withLock { $0 = clock.now }
                 }
             },

@@ -6,6 +6,18 @@ import Testing
 protocol Clock: Sendable { var now: Int { get } }
 protocol Forecast: Sendable { var text: String { get } }
 protocol Telemetry: Sendable {}
+
+extension ServiceKey where Value == any Clock {
+    static var clock: Self { Self() }
+}
+
+extension ServiceKey where Value == any Forecast {
+    static var forecast: Self { Self() }
+}
+
+extension ServiceKey where Value == any Telemetry {
+    static var telemetry: Self { Self() }
+}
 protocol HealthStandard: Standard {}
 
 struct FixedClock: Clock { var now = 42 }
@@ -52,14 +64,14 @@ func serviceModule(
             serviceModule(
                 "com.app.dashboard", log: log,
                 onActivate: { context in
-                    let forecast = try context.services.resolve((any Forecast).self)
+                    let forecast = try context.services.resolve(.forecast)
                     seen.withLock { $0 = forecast.text }
                 }
-            ) { $0.services.use((any Forecast).self) },
+            ) { $0.services.use(.forecast) },
             serviceModule("com.app.weather", log: log) {
-                $0.services.singleton((any Forecast).self) { (clock: any Clock) in ClockForecast(clock: clock) }
+                $0.services.singleton(.forecast) { (clock: any Clock) in ClockForecast(clock: clock) }
             },
-            serviceModule("com.app.time", log: log) { $0.services.singleton((any Clock).self) { FixedClock() } },
+            serviceModule("com.app.time", log: log) { $0.services.singleton(.clock) { FixedClock() } },
         ])
         let report = try await kernel.boot()
         #expect(report.count("active") == 3, "\(report.table)")
@@ -73,19 +85,19 @@ func serviceModule(
         let builds = BuildCount()
         let diagnostics = Kernel.validate(
             catalog(
-                serviceModule("com.app.lonely") { $0.services.use((any Telemetry).self) },
+                serviceModule("com.app.lonely") { $0.services.use(.telemetry) },
                 serviceModule("com.app.one") {
-                    $0.services.singleton((any Clock).self) {
+                    $0.services.singleton(.clock) {
                         builds.bump()
                         return FixedClock()
                     }
                 },
-                serviceModule("com.app.two") { $0.services.singleton((any Clock).self) { FixedClock() } },
+                serviceModule("com.app.two") { $0.services.singleton(.clock) { FixedClock() } },
                 serviceModule("com.app.loop") {
-                    $0.services.transient((any Forecast).self) { (_: any Telemetry) in PreviewForecast() }
+                    $0.services.transient(.forecast) { (_: any Telemetry) in PreviewForecast() }
                 },
                 serviceModule("com.app.captor") {
-                    $0.services.singleton(String.self) { (forecast: any Forecast) in forecast.text }
+                    $0.services.singleton(ServiceKey(String.self)) { (forecast: any Forecast) in forecast.text }
                 }),
             host: testHost)
         #expect(builds.count == 0)
@@ -111,10 +123,10 @@ func serviceModule(
         let diagnostics = Kernel.validate(
             catalog(
                 serviceModule("com.app.a") {
-                    $0.services.transient((any Clock).self) { (_: any Forecast) in FixedClock() }
+                    $0.services.transient(.clock) { (_: any Forecast) in FixedClock() }
                 },
                 serviceModule("com.app.b") {
-                    $0.services.transient((any Forecast).self) { (_: any Clock) in PreviewForecast() }
+                    $0.services.transient(.forecast) { (_: any Clock) in PreviewForecast() }
                 }),
             host: testHost)
         let cycle = diagnostics.with(.serviceCycle)
@@ -129,27 +141,27 @@ func serviceModule(
     func ranks() async throws {
         let kernel = makeKernel([
             serviceModule("com.app.default") {
-                $0.services.singleton((any Forecast).self, rank: .fallback) { PreviewForecast() }
+                $0.services.singleton(.forecast, rank: .fallback) { PreviewForecast() }
             },
             serviceModule("com.app.real") {
-                $0.services.singleton((any Forecast).self) { (clock: any Clock) in ClockForecast(clock: clock) }
-                $0.services.singleton((any Clock).self) { FixedClock(now: 1) }
+                $0.services.singleton(.forecast) { (clock: any Clock) in ClockForecast(clock: clock) }
+                $0.services.singleton(.clock) { FixedClock(now: 1) }
             },
         ])
         var host = ServiceRegistrar()
-        host.singleton((any Clock).self, rank: .override) { FixedClock(now: 7) }
+        host.singleton(.clock, rank: .override) { FixedClock(now: 7) }
         let overridden = Kernel(
             catalog: catalog([
                 serviceModule("com.app.real") {
-                    $0.services.singleton((any Forecast).self) { (clock: any Clock) in ClockForecast(clock: clock) }
-                    $0.services.singleton((any Clock).self) { FixedClock(now: 1) }
+                    $0.services.singleton(.forecast) { (clock: any Clock) in ClockForecast(clock: clock) }
+                    $0.services.singleton(.clock) { FixedClock(now: 1) }
                 }
             ]), host: testHost, services: host, logger: quietLogger)
         try await kernel.boot()
         try await overridden.boot()
         #expect(await kernel.diagnostics.isEmpty)
-        #expect(try await kernel.services.resolve((any Forecast).self).text == "sunny at 1")
-        #expect(try await overridden.services.resolve((any Forecast).self).text == "sunny at 7")
+        #expect(try await kernel.services.resolve(.forecast).text == "sunny at 1")
+        #expect(try await overridden.services.resolve(.forecast).text == "sunny at 7")
         await kernel.shutdown()
     }
 
@@ -157,11 +169,11 @@ func serviceModule(
     func leastPrivilege() async throws {
         let outcome = Mutex<ServiceError?>(nil)
         let kernel = makeKernel([
-            serviceModule("com.app.time") { $0.services.singleton((any Clock).self) { FixedClock() } },
+            serviceModule("com.app.time") { $0.services.singleton(.clock) { FixedClock() } },
             serviceModule(
                 "com.app.nosy", requires: [.module("com.app.time")],
                 onActivate: { context in
-                    do { _ = try context.services.resolve((any Clock).self) } catch {
+                    do { _ = try context.services.resolve(.clock) } catch {
                         outcome.withLock { $0 = error as? ServiceError }
                     }
                 }
@@ -172,7 +184,7 @@ func serviceModule(
         #expect(error.code == .notDeclared)
         #expect(
             error.message.contains(
-                "add `module.services.use(MosaicKernelTests.Clock.self)` to com.app.nosy's registration"))
+                "add `module.services.use(…)` with the key of MosaicKernelTests.Clock to com.app.nosy's registration"))
         await kernel.shutdown()
     }
 
@@ -182,7 +194,7 @@ func serviceModule(
         let kernel = makeKernel(
             [
                 serviceModule("com.app.weather", entitlements: ["weather"]) {
-                    $0.services.singleton((any Forecast).self) {
+                    $0.services.singleton(.forecast) {
                         builds.bump()
                         return PreviewForecast()
                     }
@@ -190,13 +202,13 @@ func serviceModule(
             ], entitlements: ["weather"])
         try await kernel.boot()
         let services = await kernel.services
-        #expect(try services.resolve((any Forecast).self).text == "preview")
+        #expect(try services.resolve(.forecast).text == "preview")
         try await kernel.revoke("weather")
-        let error = #expect(throws: ServiceError.self) { try services.resolve((any Forecast).self) }
+        let error = #expect(throws: ServiceError.self) { try services.resolve(.forecast) }
         #expect(error?.code == .providerInactive)
         #expect(error?.provider == "com.app.weather")
         try await kernel.grant("weather")
-        _ = try services.resolve((any Forecast).self)
+        _ = try services.resolve(.forecast)
         #expect(builds.count == 2, "a fresh instance after reactivation")
         await kernel.shutdown()
     }
@@ -206,9 +218,9 @@ func serviceModule(
         let kernel = makeKernel([
             ModuleFactory(
                 manifest: Manifest(id: "com.app.weather", version: "1.0.0"),
-                register: { $0.services.singleton((any Forecast).self) { PreviewForecast() } }
+                register: { $0.services.singleton(.forecast) { PreviewForecast() } }
             ) { Probe(activate: { _ in throw ActivationError() }, deactivate: {}) },
-            serviceModule("com.app.dashboard") { $0.services.use((any Forecast).self) },
+            serviceModule("com.app.dashboard") { $0.services.use(.forecast) },
         ])
         let report = try await kernel.boot()
         #expect(report["com.app.dashboard"]?.state.name == "blocked")
@@ -222,8 +234,8 @@ func serviceModule(
             "com.app.health",
             onActivate: { context in
                 #expect(context.standard(as: (any HealthStandard).self) != nil)
-            }
-        ) { $0.requireStandard((any HealthStandard).self) }
+            },
+            register: { $0.requireStandard((any HealthStandard).self) })
         let mismatch = Kernel.validate(catalog(module), host: testHost, standard: PlainStandard())
         #expect(
             mismatch.with(.standardMismatch).first?.message
@@ -238,7 +250,7 @@ func serviceModule(
     @Test("preview mode builds services with their preview factories")
     func previewMode() async throws {
         let module = serviceModule("com.app.weather") {
-            $0.services.singleton((any Forecast).self) {
+            $0.services.singleton(.forecast) {
                 ClockForecast(clock: FixedClock())
             } preview: {
                 PreviewForecast()
@@ -248,8 +260,8 @@ func serviceModule(
         let preview = makeKernel([module], options: KernelOptions(preview: true))
         try await live.boot()
         try await preview.boot()
-        #expect(try await live.services.resolve((any Forecast).self).text == "sunny at 42")
-        #expect(try await preview.services.resolve((any Forecast).self).text == "preview")
+        #expect(try await live.services.resolve(.forecast).text == "sunny at 42")
+        #expect(try await preview.services.resolve(.forecast).text == "preview")
     }
 
     @Test("resetCached rebuilds cached services only; resetAll rebuilds singletons too")
@@ -258,11 +270,11 @@ func serviceModule(
         let singletonBuilds = BuildCount()
         let kernel = makeKernel([
             serviceModule("com.app.both") {
-                $0.services.cached((any Clock).self) {
+                $0.services.cached(.clock) {
                     cachedBuilds.bump()
                     return FixedClock()
                 }
-                $0.services.singleton((any Forecast).self) {
+                $0.services.singleton(.forecast) {
                     singletonBuilds.bump()
                     return PreviewForecast()
                 }
@@ -271,8 +283,8 @@ func serviceModule(
         try await kernel.boot()
         let services = await kernel.services
         func touch() throws {
-            _ = try services.resolve((any Clock).self)
-            _ = try services.resolve((any Forecast).self)
+            _ = try services.resolve(.clock)
+            _ = try services.resolve(.forecast)
         }
         try touch()
         await kernel.resetCached()

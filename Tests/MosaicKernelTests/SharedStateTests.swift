@@ -50,7 +50,7 @@ func temporaryDirectory() throws -> String {
         try weather.state.update(.preferences) { $0.city = "Oslo" }
         #expect(await values.next()?.city == "Oslo")
         try weather.state.set(.preferences, to: Preferences(city: "Oslo", units: "metric"))
-        try kernel.state.update(.preferences) { $0.units = "imperial" }
+        try kernel.sharedState.update(.preferences) { $0.units = "imperial" }
         #expect(
             await values.next() == Preferences(city: "Oslo", units: "imperial"), "an unchanged write is not reported")
         #expect(dashboard.state[.preferences].units == "imperial")
@@ -61,10 +61,10 @@ func temporaryDirectory() throws -> String {
     func slices() async throws {
         let kernel = makeKernel([])
         try await kernel.boot()
-        var cities = kernel.state.values(of: .preferences, \.city).makeAsyncIterator()
+        var cities = kernel.sharedState.values(of: .preferences, \.city).makeAsyncIterator()
         #expect(await cities.next() == "Chicago")
-        try kernel.state.update(.preferences) { $0.units = "imperial" }
-        try kernel.state.update(.preferences) { $0.city = "Lima" }
+        try kernel.sharedState.update(.preferences) { $0.units = "imperial" }
+        try kernel.sharedState.update(.preferences) { $0.city = "Lima" }
         #expect(await cities.next() == "Lima")
         await kernel.shutdown()
     }
@@ -79,7 +79,7 @@ func temporaryDirectory() throws -> String {
         try #require(contexts["com.app.weather"]).state.set(.weatherOnly, to: 3)
         let error = #expect(throws: StateError.self) { try contexts["com.app.sports"]?.state.set(.weatherOnly, to: 4) }
         #expect(error?.message == "com.app.sports may not write com.app.weather-only; only com.app.weather may.")
-        #expect(kernel.state[.weatherOnly] == 3)
+        #expect(kernel.sharedState[.weatherOnly] == 3)
         await kernel.shutdown()
     }
 
@@ -87,7 +87,7 @@ func temporaryDirectory() throws -> String {
     func atomicWrites() async throws {
         let kernel = makeKernel([])
         try await kernel.boot()
-        let state = kernel.state
+        let state = kernel.sharedState
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<100 {
                 group.addTask { for _ in 0..<100 { try? state.update(.counter) { $0 += 1 } } }
@@ -102,11 +102,11 @@ func temporaryDirectory() throws -> String {
         let directory = try temporaryDirectory()
         let first = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await first.boot()
-        try first.state.update(.savedPreferences) { $0.city = "Lisbon" }
+        try first.sharedState.update(.savedPreferences) { $0.city = "Lisbon" }
         await first.shutdown()
         let second = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await second.boot()
-        #expect(second.state[.savedPreferences].city == "Lisbon")
+        #expect(second.sharedState[.savedPreferences].city == "Lisbon")
         #expect(await second.diagnostics.isEmpty)
     }
 
@@ -115,17 +115,17 @@ func temporaryDirectory() throws -> String {
         let directory = try temporaryDirectory()
         let first = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await first.boot()
-        try first.state.update(.storedPreferences) { $0.city = "Lisbon" }
+        try first.sharedState.update(.storedPreferences) { $0.city = "Lisbon" }
         await first.shutdown()
         let second = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await second.boot()
-        #expect(second.state[.storedPreferences].city == "Lisbon")
+        #expect(second.sharedState[.storedPreferences].city == "Lisbon")
         #expect(await second.diagnostics.isEmpty)
         // The same identifier read as another type: the row cannot be decoded.
         let changedType = StateKey("com.app.stored-preferences", initial: 7, persistence: .database)
         let third = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await third.boot()
-        #expect(third.state[changedType] == 7)
+        #expect(third.sharedState[changedType] == 7)
         let problem = try #require(await third.diagnostics.first { $0.code == .statePersistence })
         #expect(
             problem.message.contains("cannot be read as Int") && problem.message.contains("mosaic_state_unreadable"))
@@ -138,7 +138,7 @@ func temporaryDirectory() throws -> String {
         try Data("{\"city\": 42".utf8).write(to: file)
         let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await kernel.boot()
-        #expect(kernel.state[.savedPreferences].city == "Chicago")
+        #expect(kernel.sharedState[.savedPreferences].city == "Chicago")
         let problem = try #require(await kernel.diagnostics.first { $0.code == .statePersistence })
         #expect(problem.message.contains("cannot be read as Preferences"))
         let kept = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("unreadable") }
@@ -151,8 +151,8 @@ func temporaryDirectory() throws -> String {
     func noDirectory() async throws {
         let kernel = makeKernel([])
         try await kernel.boot()
-        try kernel.state.update(.savedPreferences) { $0.city = "Oslo" }
-        #expect(kernel.state[.savedPreferences].city == "Oslo")
+        try kernel.sharedState.update(.savedPreferences) { $0.city = "Oslo" }
+        #expect(kernel.sharedState[.savedPreferences].city == "Oslo")
         #expect(await kernel.diagnostics.map(\.code) == [.statePersistence])
         await kernel.shutdown()
     }

@@ -45,7 +45,7 @@ func stateWriter() throws -> URL {
 
             let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
             try await kernel.boot()
-            let value = kernel.state[store == "file" ? .crashTest : .crashTestDatabase]
+            let value = kernel.sharedState[store == "file" ? .crashTest : .crashTestDatabase]
             #expect(await kernel.diagnostics.isEmpty, "the saved file must always be readable")
             #expect(value.utf8.count == 2_000_000 && Set(value.utf8).count == 1, "one whole round, not a torn one")
         }
@@ -60,9 +60,9 @@ func stateWriter() throws -> URL {
         func inode() throws -> Int? {
             try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int
         }
-        try kernel.state.set(.crashTest, to: "first")
+        try kernel.sharedState.set(.crashTest, to: "first")
         let first = try inode()
-        try kernel.state.set(.crashTest, to: "second")
+        try kernel.sharedState.set(.crashTest, to: "second")
         let second = try inode()
         #expect(first != nil && first != second)
         await kernel.shutdown()

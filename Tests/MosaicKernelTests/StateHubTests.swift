@@ -46,7 +46,7 @@ final class HeldPersister: StatePersister {
         let directory = try temporaryDirectory()
         let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await kernel.boot()
-        try kernel.state.set(.storedPreferences, to: Preferences(city: "Oslo", units: "metric"))
+        try kernel.sharedState.set(.storedPreferences, to: Preferences(city: "Oslo", units: "metric"))
         #expect(FileManager.default.fileExists(atPath: directory + "/state.sqlite-wal"))
         await kernel.shutdown()
     }

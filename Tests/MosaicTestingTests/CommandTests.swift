@@ -51,18 +51,59 @@ func ghostExecutable() throws -> URL {
         "ghost is built with the tests (swift build --build-tests); looked in \(candidates.map(\.path))")
 }
 
-/// Runs `program` with `arguments` to its end: its exit status and standard output.
-func runToEnd(_ program: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
+/// Runs `program` with `arguments` to its end, `input` on its standard input: its exit status, standard output
+/// and standard error (in a file, so that neither pipe can fill while the other is read).
+func runToEnd(
+    _ program: URL, _ arguments: [String], input: String? = nil
+) throws -> (status: Int32, output: String, errors: String) {
     let process = Process()
     process.executableURL = program
     process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
+    let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-\(UUID().uuidString).err")
+    FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: errorsFile) }
+    let errors = try FileHandle(forWritingTo: errorsFile)
+    defer { try? errors.close() }
+    process.standardError = errors
+    let inputPipe = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
     try process.run()
+    if let input {
+        inputPipe.fileHandleForWriting.write(Data(input.utf8))
+        try inputPipe.fileHandleForWriting.close()
+    }
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let errorText = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self), errorText)
+}
+
+/// The path of `name` on `PATH`, if it is there.
+func onPath(_ name: String) -> URL? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent(name) }
+        .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+}
+
+/// A module that declares configuration keys: a secret with a default, a plain one with a default, a required one.
+struct ConfiguredModule: Module {
+    static let manifest = Manifest(id: "com.test.configured", version: "1.0.0")
+
+    static func register(in module: inout ModuleRegistrar) {
+        module.configuration(
+            ConfigurationKey<String>("apiKey", default: "hunter2-default", secret: true),
+            ConfigurationKey<Int>("refreshMinutes", default: 15), ConfigurationKey<String>("region"))
+    }
+}
+
+/// A host of ``ConfiguredModule`` alone.
+enum ConfiguredCommandHost: CommandableHost {
+    static var commandHost: CommandHost {
+        CommandHost(
+            catalog: ModuleCatalog(modules: [ConfiguredModule.self]), environment: HostEnvironment(version: "1.0.0"))
+    }
 }
 
 @Suite struct CommandTests {
@@ -134,5 +175,21 @@ func runToEnd(_ program: URL, _ arguments: [String]) throws -> (status: Int32, o
         await #expect(throws: ValidationError.self) {
             try await Graph<GhostCommandHost>.parse(["--module", "com.ghost.nope"]).output()
         }
+    }
+
+    @Test("a canvas lists configuration keys with kind, default and environment variable; a secret's default never")
+    func configurationKeys() throws {
+        let text = try Canvas<ConfiguredCommandHost>.parse(["com.test.configured"]).output()
+        for fact in [
+            "com.test.configured.apiKey (string, has a default, secret) · environment COM_TEST_CONFIGURED_API_KEY",
+            "com.test.configured.refreshMinutes (int, default 15) · environment COM_TEST_CONFIGURED_REFRESH_MINUTES",
+            "com.test.configured.region (string, required) · environment COM_TEST_CONFIGURED_REGION",
+        ] {
+            #expect(text.contains(fact), "\(fact) missing from:\n\(text)")
+        }
+        #expect(!text.contains("hunter2"))
+        let html = try Canvas<ConfiguredCommandHost>.parse(["com.test.configured", "--format", "html"]).output()
+        #expect(!html.contains("hunter2"))
+        #expect(html.contains("data-section=\"Configuration keys\""))
     }
 }

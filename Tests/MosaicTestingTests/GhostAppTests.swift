@@ -43,10 +43,10 @@ struct GhostAppTests {
             #expect(
                 await app.open(TeamRoute(name: "celtics").link(scheme: "ghost"))
                     == .handled(tab: "sports", module: "com.ghost.sports"))
-            #expect(app.state[.favouriteTeam] == "Celtics")
+            #expect(app.sharedState[.favouriteTeam] == "Celtics")
             let scores = try #require(try await app.contents(of: .dashboardWidgets).dropFirst().first)
             #expect(scores.blocks.first == .heading("Celtics"))
-            for await usage in app.state.values(of: .usage) where usage == ["sports": 1] { break }
+            for await usage in app.sharedState.values(of: .usage) where usage == ["sports": 1] { break }
             let panel = try #require(try await app.contents(of: .settings).first { $0.description.contains("sports") })
             #expect(panel == Panel(.facts([Fact("sports", "1")])))
         }
@@ -60,7 +60,7 @@ struct GhostAppTests {
                 return
             }
             #expect(error.description.contains("There is no city named 'Atlantis'; try one of: Chicago, Lisbon"))
-            #expect(app.state[.favouriteCity] == "Chicago")
+            #expect(app.sharedState[.favouriteCity] == "Chicago")
         }
     }
 }

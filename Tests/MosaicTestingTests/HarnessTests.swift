@@ -1,9 +1,10 @@
-import GhostApp
 import Mosaic
 import MosaicKernel
 import MosaicTesting
 import Synchronization
 import Testing
+
+@testable import GhostApp
 
 /// Weather data a test controls.
 struct StubWeather: WeatherData {
@@ -32,10 +33,10 @@ struct HarnessTests {
         let text = try #require(error).description
         #expect(
             text.contains("com.ghost.dashboard uses GhostApp.WeatherData, which no module and not the host provides"))
-        #expect(text.contains("harness.override(Service.self)"))
+        #expect(text.contains("harness.override(<the service's key>)"))
 
         var harness = TestHarness(DashboardModule.self)
-        harness.override((any WeatherData).self) { StubWeather(reports: ["Chicago": 12]) }
+        harness.override(.weatherData) { StubWeather(reports: ["Chicago": 12]) }
         try await harness.run { app in
             await app.expect("com.ghost.dashboard", .active)
         }
@@ -127,7 +128,7 @@ struct HarnessTests {
     @Test("a service made to throw reaches the code that uses it: the link is not handled, and says why")
     func serviceThrows() async throws {
         var harness = TestHarness(WeatherModule.self)
-        harness.failService((any WeatherData).self, with: InjectedFault("weather service down"))
+        harness.failService(.weatherData, with: InjectedFault("weather service down"))
         try await harness.run { app in
             let result = await app.open(CityRoute(name: "Oslo").link(scheme: "ghost"))
             guard case .notHandled(let error) = result else {
@@ -164,14 +165,14 @@ struct HarnessTests {
     @Test("phases, host events, events and state are driven and observed through the app")
     func drive() async throws {
         var harness = TestHarness(WeatherModule.self, AnalyticsModule.self)
-        harness.override((any WeatherData).self) { StubWeather(reports: ["Oslo": -3, "Chicago": 12]) }
+        harness.override(.weatherData) { StubWeather(reports: ["Oslo": -3, "Chicago": 12]) }
         try await harness.run { app in
             let launch = try await app.run(.launch)
             #expect(launch.failures.isEmpty)
             let event = try await app.send(HostEvent(.enteredBackground))
             #expect(event.failures.isEmpty)
 
-            var cities = app.state.values(of: .favouriteCity).makeAsyncIterator()
+            var cities = app.sharedState.values(of: .favouriteCity).makeAsyncIterator()
             #expect(await cities.next() == "Chicago")
             var opened = app.events.subscribe(to: FeatureOpened.self).makeAsyncIterator()
 
@@ -184,7 +185,7 @@ struct HarnessTests {
             #expect(envelope.sender == "com.ghost.weather")
             #expect(envelope.event == FeatureOpened(feature: "weather"))
 
-            try app.state.set(.favouriteCity, to: "Chicago")
+            try app.sharedState.set(.favouriteCity, to: "Chicago")
             let widget = try #require(try await app.contents(of: .dashboardWidgets).first)
             #expect(widget.blocks.first == .heading("Chicago"))
         }
@@ -197,11 +198,11 @@ struct HarnessTests {
                 group.addTask {
                     let city = "City \(index)"
                     var harness = TestHarness(WeatherModule.self)
-                    harness.override((any WeatherData).self) { StubWeather(reports: [city: index]) }
+                    harness.override(.weatherData) { StubWeather(reports: [city: index]) }
                     let app = try await harness.start()
                     let result = await app.open(CityRoute(name: city).link(scheme: "ghost"))
                     #expect(result == .handled(tab: "dashboard", module: "com.ghost.weather"))
-                    #expect(app.state[.favouriteCity] == city)
+                    #expect(app.sharedState[.favouriteCity] == city)
                     let widget = try #require(try await app.contents(of: .dashboardWidgets).first)
                     #expect(widget.blocks.first == .heading(city))
                     await app.shutdown()

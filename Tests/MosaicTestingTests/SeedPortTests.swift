@@ -1,9 +1,10 @@
-import GhostApp
 import Mosaic
 import MosaicKernel
 import MosaicTesting
 import Synchronization
 import Testing
+
+@testable import GhostApp
 
 /// The testing examples of the seeds, written against Mosaic. Each names the original it ports.
 @Suite("Seed ports")
@@ -15,7 +16,7 @@ struct SeedPortTests {
             #expect(
                 await app.open("ghost://dashboard/weather/city?name=Oslo")
                     == .handled(tab: "dashboard", module: "com.ghost.weather"))
-            #expect(app.state[.favouriteCity] == "Oslo")
+            #expect(app.sharedState[.favouriteCity] == "Oslo")
         }
     }
 
@@ -43,9 +44,9 @@ struct SeedPortTests {
     @Test("Weather alone, with its data stubbed")
     func harnessExample() async throws {
         var harness = TestHarness(WeatherModule.self)
-        harness.override((any WeatherData).self) { StubWeather(reports: ["NYC": 10]) }
+        harness.override(.weatherData) { StubWeather(reports: ["NYC": 10]) }
         try await harness.run { app in
-            #expect(try await app.resolve((any WeatherData).self).cities == ["NYC"])
+            #expect(try await app.resolve(.weatherData).cities == ["NYC"])
             try await app.run(.launch)
             #expect(
                 await app.open("ghost://dashboard/weather/city?name=NYC")
@@ -58,7 +59,7 @@ struct SeedPortTests {
     @Test("Weather and Dashboard share the favourite city")
     func integration() async throws {
         var harness = TestHarness(LocationModule.self, WeatherModule.self, DashboardModule.self)
-        harness.override((any WeatherData).self) { StubWeather(reports: ["Chicago": 12, "Lisbon": 21]) }
+        harness.override(.weatherData) { StubWeather(reports: ["Chicago": 12, "Lisbon": 21]) }
         try await harness.run { app in
             _ = await app.open(CityRoute(name: "Lisbon").link(scheme: "ghost"))
             let greeting = try #require(try await app.contents(of: .dashboard).first)
@@ -75,7 +76,7 @@ struct SeedPortTests {
             let services = try #require(await app.kernel.services(for: ProbeModule.manifest.id))
             let model = await services.inject { CityModel() }
             let stubbed = try await withOverrides {
-                $0.override((any WeatherData).self) { StubWeather(reports: ["Stub": 1]) }
+                $0.override(.weatherData) { StubWeather(reports: ["Stub": 1]) }
             } operation: {
                 try model.cities()
             }
@@ -88,12 +89,12 @@ struct SeedPortTests {
     @Test("an unimplemented placeholder names the service until the test overrides it")
     func forgeUnimplemented() async throws {
         try await TestHarness(PlaceholderModule.self).run { app in
-            let error = await #expect(throws: ServiceError.self) { try await app.resolve((any Analytics).self) }
+            let error = await #expect(throws: ServiceError.self) { try await app.resolve(.analytics) }
             #expect(error?.description.contains("analytics is not wired") == true)
         }
         var harness = TestHarness(PlaceholderModule.self)
-        harness.override((any Analytics).self) { CountingAnalytics() }
-        let overridden = try await harness.run { app in try await app.resolve((any Analytics).self) }
+        harness.override(.analytics) { CountingAnalytics() }
+        let overridden = try await harness.run { app in try await app.resolve(.analytics) }
         #expect(overridden is CountingAnalytics)
     }
 
@@ -104,7 +105,7 @@ struct SeedPortTests {
         harness.extensionPoints = [ExtensionPoint<String>.greetings.erased]
         try await harness.run { app in
             try await app.run(.launch)
-            #expect(app.state[.collectedGreetings] == ["Hello World"])
+            #expect(app.sharedState[.collectedGreetings] == ["Hello World"])
         }
     }
 }
@@ -114,23 +115,27 @@ struct SeedPortTests {
 /// A module that only uses Weather's data, to host a view model.
 struct ProbeModule: Module {
     static let manifest = Manifest(id: "com.test.probe", version: "1.0.0")
-    static func register(in module: inout ModuleRegistrar) { module.services.use((any WeatherData).self) }
+    static func register(in module: inout ModuleRegistrar) { module.services.use(.weatherData) }
 }
 
 /// A view model that resolves its data where it is created.
 struct CityModel: Sendable {
-    @Injected var weather: any WeatherData
+    @Injected(.weatherData) var weather
     func cities() throws -> [String] { try $weather.resolve().cities }
 }
 
 protocol Analytics: Sendable {}
+
+extension ServiceKey where Value == any Analytics {
+    static var analytics: Self { Self() }
+}
 struct CountingAnalytics: Analytics {}
 
 /// Forge's cross-module proxy: the app wires analytics; the module's own registration is a placeholder.
 struct PlaceholderModule: Module {
     static let manifest = Manifest(id: "com.test.search", version: "1.0.0")
     static func register(in module: inout ModuleRegistrar) {
-        module.services.singleton((any Analytics).self, rank: .fallback) { try unimplemented("analytics") }
+        module.services.singleton(.analytics, rank: .fallback) { try unimplemented("analytics") }
     }
 }
 

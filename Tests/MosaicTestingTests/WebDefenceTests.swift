@@ -1,5 +1,4 @@
 import Foundation
-import GhostApp
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -11,6 +10,8 @@ import MosaicKernel
 import MosaicTesting
 import MosaicWeb
 import Testing
+
+@testable import GhostApp
 
 /// A fresh marker for one test's requests.
 func marker() -> String { UUID().uuidString.lowercased() }
@@ -204,7 +205,7 @@ struct WebDefenceTests {
                 let page = try await client.get(uri)
                 #expect(page.status == 200)
                 #expect(page.body.contains("Open this link?"))
-                #expect(app.state[.favouriteCity] == "Chicago", "\(uri)")
+                #expect(app.sharedState[.favouriteCity] == "Chicago", "\(uri)")
             }
             let peek = marker()
             let peeked = try await client.get("/dashboard/peek?note=\(peek)")
@@ -278,14 +279,14 @@ struct WebDefenceTests {
 
 /// Reads the weather through `@Injected` in its route's handler, code the host runs after the route factory.
 struct ForecastReader: Sendable {
-    @Injected var weather: any WeatherData
+    @Injected(.weatherData) var weather
 }
 
 struct ForecastRouteModule: Module {
     static let manifest = Manifest(
         id: "com.test.forecast-route", version: "1.0.0", requires: [.module("com.ghost.weather", from: "1.0.0")])
     static func register(in module: inout ModuleRegistrar) {
-        module.services.use((any WeatherData).self)
+        module.services.use(.weatherData)
         module.contribute(to: .webRoutes, id: "forecast.api", title: "Forecast") {
             WebRoute(.get, "/forecast/:city") { request in
                 let city = request.parameters["city"] ?? ""

@@ -1,5 +1,4 @@
 import Foundation
-import GhostApp
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -10,6 +9,8 @@ import MosaicKernel
 import MosaicTesting
 import MosaicWeb
 import Testing
+
+@testable import GhostApp
 
 /// A module that tries to inject markup and scripts through everything it contributes.
 struct HostileModule: Module {
@@ -128,7 +129,7 @@ struct WebHostTests {
             #expect(
                 opened.body.contains("Opened ghost://dashboard/weather/city?name=Lisbon, handled by com.ghost.weather.")
             )
-            #expect(app.state[.favouriteCity] == "Lisbon")
+            #expect(app.sharedState[.favouriteCity] == "Lisbon")
 
             let asked = try await client.get("/sports/sports/team?name=Knicks")
             #expect(asked.status == 200)
@@ -139,7 +140,7 @@ struct WebHostTests {
             let path = try await client.post(
                 "/open", form: "csrf=\(token)&url=\(url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
             #expect(path.body.contains("<a data-item=\"sports\" href=\"/sports\" aria-current=\"page\">"))
-            #expect(app.state[.favouriteTeam] == "Knicks")
+            #expect(app.sharedState[.favouriteTeam] == "Knicks")
         }
     }
 
@@ -166,7 +167,7 @@ struct WebHostTests {
                 )
             #expect(page.status == 400, "\(uri): \(page.body)")
             #expect(page.body.contains(message), "\(uri): \(page.body)")
-            #expect(app.state[.favouriteCity] == "Chicago")
+            #expect(app.sharedState[.favouriteCity] == "Chicago")
         }
     }
 

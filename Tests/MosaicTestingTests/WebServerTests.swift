@@ -1,5 +1,4 @@
 import Foundation
-import GhostApp
 import Logging
 import Mosaic
 import MosaicHummingbird
@@ -11,6 +10,8 @@ import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import GhostApp
 
 /// Raw HTTP/1.1 over a socket, for what a well-behaved client never sends.
 enum RawHTTP {

@@ -1,4 +1,4 @@
-import Mosaic
+@_spi(Hosting) import Mosaic
 import Testing
 
 @Suite struct DeeplinkParserTests {

@@ -58,7 +58,7 @@ import Testing
             && segments.allSatisfy { segment in
                 (1...63).contains(segment.count)
                     && segment.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
-                    && ("a"..."z").contains(segment.first!) && segment.last != "-"
+                    && segment.first.map { ("a"..."z").contains($0) } == true && segment.last != "-"
             }
     }
 

@@ -3,6 +3,10 @@ import Synchronization
 import Testing
 
 protocol Greeter: Sendable { func greet() -> String }
+
+extension ServiceKey where Value == any Greeter {
+    static var greeter: Self { Self() }
+}
 final class Counter: Sendable {
     let builds = Atomic<Int>(0)
 }
@@ -26,9 +30,9 @@ private func services(_ configure: (inout ServiceRegistrar) -> Void) -> Services
     @Test("a singleton is built exactly once when 1,000 tasks resolve it first at the same time")
     func singletonOnce() async throws {
         let counter = Counter()
-        let view = services { $0.singleton((any Greeter).self) { EnglishGreeter(counter: counter) } }
+        let view = services { $0.singleton(.greeter) { EnglishGreeter(counter: counter) } }
         try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<1_000 { group.addTask { try view.resolve((any Greeter).self).greet() } }
+            for _ in 0..<1_000 { group.addTask { try view.resolve(.greeter).greet() } }
             for try await greeting in group { #expect(greeting == "hello") }
         }
         #expect(counter.builds.load(ordering: .relaxed) == 1)
@@ -38,56 +42,56 @@ private func services(_ configure: (inout ServiceRegistrar) -> Void) -> Services
     func transientAndDependencies() throws {
         let counter = Counter()
         let view = services {
-            $0.singleton(Counter.self) { counter }
-            $0.transient((any Greeter).self) { (counter: Counter) in EnglishGreeter(counter: counter) }
+            $0.singleton(ServiceKey(Counter.self)) { counter }
+            $0.transient(.greeter) { (counter: Counter) in EnglishGreeter(counter: counter) }
         }
-        for _ in 0..<5 { _ = try view.resolve((any Greeter).self) }
+        for _ in 0..<5 { _ = try view.resolve(.greeter) }
         #expect(counter.builds.load(ordering: .relaxed) == 5)
-        #expect(try view.resolve((any Greeter).self).greet() == "hello")
+        #expect(try view.resolve(.greeter).greet() == "hello")
     }
 
     @Test("parallel scopes with conflicting overrides never see each other's")
     func parallelOverrides() async throws {
-        let view = services { $0.singleton((any Greeter).self) { EnglishGreeter(counter: Counter()) } }
+        let view = services { $0.singleton(.greeter) { EnglishGreeter(counter: Counter()) } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<200 {
                 group.addTask {
-                    try await withOverrides {
-                        $0.override((any Greeter).self) { NamedGreeter(name: "mock-\(index)") }
-                    } operation: {
+                    var overrides = OverrideScope()
+                    overrides.override((any Greeter).self) { NamedGreeter(name: "mock-\(index)") }
+                    try await OverrideScope.withScope(overrides) {
                         await Task.yield()
-                        let greeting = try view.resolve((any Greeter).self).greet()
+                        let greeting = try view.resolve(.greeter).greet()
                         #expect(greeting == "mock-\(index)")
                     }
                 }
             }
             try await group.waitForAll()
         }
-        #expect(try view.resolve((any Greeter).self).greet() == "hello")
+        #expect(try view.resolve(.greeter).greet() == "hello")
     }
 
     @Test("a throwing factory names the service and the module, and later resolutions still work")
     func throwingFactory() throws {
         let attempts = Counter()
         let view = services {
-            $0.singleton((any Greeter).self) { () throws -> any Greeter in
+            $0.singleton(.greeter) { () throws -> any Greeter in
                 if attempts.builds.add(1, ordering: .relaxed).newValue == 1 { throw Flaky() }
                 return MockGreeter()
             }
         }
-        let error = #expect(throws: ServiceError.self) { try view.resolve((any Greeter).self) }
+        let error = #expect(throws: ServiceError.self) { try view.resolve(.greeter) }
         #expect(error?.code == .factoryFailed)
         #expect(error?.message == "the factory of MosaicTests.Greeter in com.test.provider threw: flaky")
-        #expect(try view.resolve((any Greeter).self).greet() == "mock")
+        #expect(try view.resolve(.greeter).greet() == "mock")
     }
 
     @Test("unimplemented placeholders fail with a message that names the missing wiring")
     func unimplementedPlaceholder() {
         let view = services {
-            $0.singleton((any Greeter).self, rank: .fallback) { () throws -> any Greeter in try unimplemented("greeter")
+            $0.singleton(.greeter, rank: .fallback) { () throws -> any Greeter in try unimplemented("greeter")
             }
         }
-        let error = #expect(throws: ServiceError.self) { try view.resolve((any Greeter).self) }
+        let error = #expect(throws: ServiceError.self) { try view.resolve(.greeter) }
         #expect(error?.code == .unimplemented)
         #expect(error?.message.hasPrefix("greeter is not wired") == true)
     }
@@ -96,25 +100,25 @@ private func services(_ configure: (inout ServiceRegistrar) -> Void) -> Services
     func inactiveProvider() throws {
         var registrar = ServiceRegistrar()
         let counter = Counter()
-        registrar.singleton((any Greeter).self) { EnglishGreeter(counter: counter) }
+        registrar.singleton(.greeter) { EnglishGreeter(counter: counter) }
         let box = registrar.provided[0].makeBox("com.test.provider", false)
         let table = ServiceTable([box])
         let view = Services(module: "com.test.consumer", visible: table, all: table)
         box.activate()
-        _ = try view.resolve((any Greeter).self)
+        _ = try view.resolve(.greeter)
         box.deactivate()
-        let error = #expect(throws: ServiceError.self) { try view.resolve((any Greeter).self) }
+        let error = #expect(throws: ServiceError.self) { try view.resolve(.greeter) }
         #expect(error?.code == .providerInactive)
         #expect(error?.message.contains("com.test.provider, which is not active now") == true)
         box.activate()
-        _ = try view.resolve((any Greeter).self)
+        _ = try view.resolve(.greeter)
         #expect(counter.builds.load(ordering: .relaxed) == 2)
     }
 
     @Test("resolving an undeclared or unprovided service explains which")
     func undeclared() {
         let view = services { _ in }
-        let error = #expect(throws: ServiceError.self) { try view.resolve((any Greeter).self) }
+        let error = #expect(throws: ServiceError.self) { try view.resolve(.greeter) }
         #expect(error?.code == .noProvider)
     }
 }

@@ -9,6 +9,10 @@ import Synchronization
 // of it and print what became of each module and call.
 
 protocol Weather: Sendable { var text: String { get } }
+
+extension ServiceKey where Value == any Weather {
+    static var weather: Self { Self() }
+}
 struct SunnyWeather: Weather { var text: String { "sunny" } }
 struct MissingData: Error, CustomStringConvertible { var description: String { "weather.json is missing" } }
 
@@ -16,14 +20,14 @@ struct MissingData: Error, CustomStringConvertible { var description: String { "
 let failing = Atomic<Bool>(false)
 
 struct WeatherReader {
-    @Injected var weather: any Weather
+    @Injected(.weather) var weather
 }
 
 /// Reads the broken provider's service through @Injected while it activates.
 struct BrokenConsumer: Module {
     static let manifest = Manifest(id: "com.child.consumer", version: "1.0.0")
-    static func register(in module: inout ModuleRegistrar) { module.services.use((any Weather).self) }
-    @Injected var weather: any Weather
+    static func register(in module: inout ModuleRegistrar) { module.services.use(.weather) }
+    @Injected(.weather) var weather
     func activate(_ context: ActivationContext) async throws { _ = weather.text }
 }
 
@@ -32,14 +36,14 @@ func failingServicesCatalog() -> ModuleCatalog {
     catalog.add(
         ModuleFactory(
             manifest: Manifest(id: "com.child.broken", version: "1.0.0"),
-            register: { $0.services.singleton((any Weather).self) { () throws -> any Weather in throw MissingData() } }
+            register: { $0.services.singleton(.weather) { () throws -> any Weather in throw MissingData() } }
         ) { ChildModule() })
     catalog.add(ModuleFactory(BrokenConsumer.self))
     catalog.add(
         ModuleFactory(
             manifest: Manifest(id: "com.child.flaky", version: "1.0.0"),
             register: { module in
-                module.services.transient(String.self) { () throws -> String in
+                module.services.transient(ServiceKey(String.self)) { () throws -> String in
                     if failing.load(ordering: .relaxed) { throw MissingData() }
                     return "fine"
                 }
@@ -61,7 +65,7 @@ func failingServicesCatalog() -> ModuleCatalog {
 }
 
 struct FlakyReader {
-    @Injected var value: String
+    @Injected(ServiceKey(String.self)) var value
 }
 
 struct ChildModule: Module {

@@ -1,5 +1,5 @@
 import Logging
-import Mosaic
+@_spi(Hosting) import Mosaic
 import MosaicKernel
 
 /// Dispatching a link among 1,000 handlers (100 modules × 10 features): from a parsed link, and from text.

@@ -11,9 +11,9 @@ func runEventBenchmark() async throws {
     let kernel = Kernel(catalog: ModuleCatalog(), host: HostEnvironment(version: "1.0.0"), logger: quiet)
     try await kernel.boot()
     let events = kernel.events
-    let timings = try await fanOut(observers: 1_000, subscribe: { events.subscribe(to: Tick.self, buffer: 1_024) }) {
-        round in try events.publish(Tick(round: round))
-    }
+    let timings = try await fanOut(
+        observers: 1_000, subscribe: { events.subscribe(to: Tick.self, buffer: 1_024) },
+        trigger: { round in try events.publish(Tick(round: round)) })
     await kernel.shutdown()
     print("\nEvents: one event to 1,000 subscriber tasks (release build), µs, median of 50")
     print("  publish (returns to the publisher):        \(format(timings.returns, places: 1))")

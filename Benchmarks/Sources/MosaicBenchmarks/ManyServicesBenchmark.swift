@@ -1,3 +1,6 @@
+// swift-format-ignore-file: NeverForceUnwrap
+// Swinject's `resolve` returns an optional; these benchmarks unwrap it as its users do.
+
 import Dependencies
 import Foundation
 import Logging
@@ -54,11 +57,11 @@ struct PairKey<X, Y>: DependencyKey {
 }
 
 private func addMosaic<X, Y>(_: X.Type, _: Y.Type, to registrar: inout ServiceRegistrar) {
-    registrar.singleton(Pair<X, Y>.self) { Pair<X, Y>() }
+    registrar.singleton(ServiceKey(Pair<X, Y>.self)) { Pair<X, Y>() }
 }
 
 private func resolveMosaic<X, Y>(_: X.Type, _: Y.Type, from services: Services) throws {
-    consume(try services.resolve(Pair<X, Y>.self))
+    consume(try services.resolve(ServiceKey(Pair<X, Y>.self)))
 }
 
 private func addSwinject<X, Y>(_: X.Type, _: Y.Type, to container: Container) {
@@ -80,8 +83,8 @@ func registerAndResolveMany(_ contender: String) async throws -> Duration {
     case "mosaic":
         let module = ModuleFactory(
             manifest: Manifest(id: "bench.many", version: "1.0.0"),
-            register: { module in for (x, y) in pairs { addMosaic(x, y, to: &module.services) } }
-        ) { NoOpModule() }
+            register: { module in for (x, y) in pairs { addMosaic(x, y, to: &module.services) } },
+            make: { NoOpModule() })
         var quiet = Logger(label: "bench")
         quiet.logLevel = .critical
         var catalog = ModuleCatalog()

@@ -53,7 +53,8 @@ final class DeliveryCounter: Sendable {
 /// Fan-out timings in µs over 50 rounds (after 10 warm-ups): how long `trigger` takes to return, and how long until
 /// each of `observers` tasks, every one draining its own stream from `subscribe`, has seen an element `accept`s.
 func fanOut<Element: Sendable>(
-    observers: Int, subscribe: () -> AsyncStream<Element>, accept: @escaping @Sendable (Element) -> Bool = { _ in true },
+    observers: Int, subscribe: () -> AsyncStream<Element>,
+    accept: @escaping @Sendable (Element) -> Bool = { _ in true },
     trigger: (_ round: Int) throws -> Void
 ) async rethrows -> (returns: Double, delivered: Double, deliveredP90: Double) {
     let counter = DeliveryCounter()

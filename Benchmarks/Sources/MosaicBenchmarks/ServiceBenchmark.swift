@@ -1,3 +1,6 @@
+// swift-format-ignore-file: NeverForceUnwrap
+// Swinject's `resolve` returns an optional; these benchmarks unwrap it as its users do.
+
 import BlackHole
 import Dependencies
 import Foundation
@@ -5,11 +8,24 @@ import Logging
 import Mosaic
 import MosaicKernel
 import Swinject
+import Synchronization
 
 // The services every contender builds: three leaves and a root that takes one of each.
 protocol LeafA: Sendable { var value: Int { get } }
 protocol LeafB: Sendable { var value: Int { get } }
 protocol LeafC: Sendable { var value: Int { get } }
+
+extension ServiceKey where Value == any LeafA {
+    static var leafA: Self { Self() }
+}
+
+extension ServiceKey where Value == any LeafB {
+    static var leafB: Self { Self() }
+}
+
+extension ServiceKey where Value == any LeafC {
+    static var leafC: Self { Self() }
+}
 final class A: LeafA { let value = 1 }
 final class B: LeafB { let value = 2 }
 final class C: LeafC { let value = 3 }
@@ -24,6 +40,10 @@ final class Root: Sendable {
     }
 }
 protocol Shared: Sendable { var value: Int { get } }
+
+extension ServiceKey where Value == any Shared {
+    static var shared: Self { Self() }
+}
 final class SharedImpl: Shared { let value = 7 }
 
 /// Keeps the optimizer from deleting the work being measured.
@@ -41,15 +61,15 @@ func mosaicServices() async throws -> Services {
     let module = ModuleFactory(
         manifest: Manifest(id: "bench.services", version: "1.0.0"),
         register: { module in
-            module.services.singleton((any Shared).self) { SharedImpl() }
-            module.services.transient((any LeafA).self) { A() }
-            module.services.transient((any LeafB).self) { B() }
-            module.services.transient((any LeafC).self) { C() }
-            module.services.transient(Root.self) { (a: any LeafA, b: any LeafB, c: any LeafC) in
+            module.services.singleton(.shared) { SharedImpl() }
+            module.services.transient(.leafA) { A() }
+            module.services.transient(.leafB) { B() }
+            module.services.transient(.leafC) { C() }
+            module.services.transient(ServiceKey(Root.self)) { (a: any LeafA, b: any LeafB, c: any LeafC) in
                 Root(a: a, b: b, c: c)
             }
-        }
-    ) { NoOpModule() }
+        },
+        make: { NoOpModule() })
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
     let kernel = Kernel(
@@ -60,8 +80,13 @@ func mosaicServices() async throws -> Services {
         }(),
         host: HostEnvironment(version: "1.0.0"), logger: quiet)
     try await kernel.boot()
+    // A dropped kernel withdraws its modules and their services: keep it for the rest of the run.
+    bootedKernels.withLock { $0.append(kernel) }
     return await kernel.services
 }
+
+/// The kernels `mosaicServices()` booted, kept alive while their services are measured.
+let bootedKernels = Mutex<[Kernel]>([])
 
 func swinjectContainer() -> Container {
     let container = Container()
@@ -120,7 +145,7 @@ func runServiceBenchmark() async throws {
         "singleton",
         [
             nanoseconds { consume(holder) },
-            try nanoseconds { consume(try mosaic.resolve((any Shared).self)) },
+            try nanoseconds { consume(try mosaic.resolve(.shared)) },
             nanoseconds { consume(Dependency(SharedKey.self).wrappedValue) },
             nanoseconds { consume(swinject.resolve((any Shared).self)!) },
         ])
@@ -128,7 +153,7 @@ func runServiceBenchmark() async throws {
         "singleton, borrowed",
         [
             nanoseconds { consume(holder.value) },
-            try nanoseconds { consume(try mosaic.withService((any Shared).self) { $0.value }) },
+            try nanoseconds { consume(try mosaic.withService(.shared) { $0.value }) },
             nanoseconds { consume(Dependency(SharedKey.self).wrappedValue.value) },
             nanoseconds { consume(swinject.resolve((any Shared).self)!.value) },
         ])
@@ -136,7 +161,7 @@ func runServiceBenchmark() async throws {
         "transient",
         [
             nanoseconds { consume(A() as any LeafA) },
-            try nanoseconds { consume(try mosaic.resolve((any LeafA).self)) },
+            try nanoseconds { consume(try mosaic.resolve(.leafA)) },
             nanoseconds { consume(Dependency(LeafFactoryKey.self).wrappedValue.make()) },
             nanoseconds { consume(swinject.resolve((any LeafA).self)!) },
         ])
@@ -144,7 +169,7 @@ func runServiceBenchmark() async throws {
         "root + 3 dependencies",
         [
             nanoseconds { consume(Root(a: A(), b: B(), c: C())) },
-            try nanoseconds { consume(try mosaic.resolve(Root.self)) },
+            try nanoseconds { consume(try mosaic.resolve(ServiceKey(Root.self))) },
             nanoseconds {
                 consume(
                     Root(
@@ -158,8 +183,8 @@ func runServiceBenchmark() async throws {
     print("\nA singleton from 1 and from 2 threads at once: wall time per resolution, ns")
     for (name, resolve) in [
         ("direct", { @Sendable in consume(shared) }),
-        ("Mosaic", { @Sendable in consume(try? mosaic.resolve((any Shared).self)) }),
-        ("Mosaic, borrowed", { @Sendable in consume(try? mosaic.withService((any Shared).self) { $0.value }) }),
+        ("Mosaic", { @Sendable in consume(try? mosaic.resolve(.shared)) }),
+        ("Mosaic, borrowed", { @Sendable in consume(try? mosaic.withService(.shared) { $0.value }) }),
     ] as [(String, @Sendable () -> Void)] {
         let one = nanosecondsInParallel(threads: 1, resolve)
         let two = nanosecondsInParallel(threads: 2, resolve)

@@ -14,10 +14,10 @@ func runStateBenchmark() async throws {
     for observers in [1, 1_000] {
         let kernel = Kernel(catalog: ModuleCatalog(), host: HostEnvironment(version: "1.0.0"), logger: quiet)
         try await kernel.boot()
-        let state = kernel.state
+        let state = kernel.sharedState
         let timings = try await fanOut(
-            observers: observers, subscribe: { state.values(of: .benchmarkCounter) }, accept: { $0 > 0 }
-        ) { round in try state.set(.benchmarkCounter, to: round) }
+            observers: observers, subscribe: { state.values(of: .benchmarkCounter) }, accept: { $0 > 0 },
+            trigger: { round in try state.set(.benchmarkCounter, to: round) })
         await kernel.shutdown()
         print(
             "  \(observers) observer\(observers == 1 ? "" : "s"): write returns in \(format(timings.returns, places: 1)) µs, "

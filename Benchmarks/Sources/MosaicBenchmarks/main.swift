@@ -2,6 +2,7 @@
 //   swift run -c release --package-path Benchmarks
 // `… MosaicBenchmarks scaling` prints validation and boot medians from 1,000 to 20,000 modules;
 // `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`;
+// `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
 // `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds.
 import Logging
 import Mosaic
@@ -29,10 +30,10 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     }
 } else if CommandLine.arguments.dropFirst().first == "profile-singleton" {
     let services = try await mosaicServices()
-    for _ in 0..<50_000_000 { consume(try services.resolve((any Shared).self)) }
+    for _ in 0..<50_000_000 { consume(try services.resolve(.shared)) }
 } else if CommandLine.arguments.dropFirst().first == "profile-root" {
     let services = try await mosaicServices()
-    for _ in 0..<10_000_000 { consume(try services.resolve(Root.self)) }
+    for _ in 0..<10_000_000 { consume(try services.resolve(ServiceKey(Root.self))) }
 } else if CommandLine.arguments.dropFirst().first == "profile-many" {
     for _ in 0..<300 { _ = try await registerAndResolveMany("mosaic") }
 } else if CommandLine.arguments.dropFirst().first == "profile-revoke" {
@@ -41,10 +42,14 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "events" {
     try await runEventBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "operations" {
+    try await runOperationsBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "deeplinks" {
     try await runDeeplinkBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "contributions" {
     try await runContributionBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "injected" {
+    try await runInjectedBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {

@@ -1,5 +1,5 @@
 import FuzzSupport
-import Mosaic
+@_spi(Hosting) import Mosaic
 
 /// Any bytes as a link, with default and strict rules and as a web path: a link parses and its URL parses back to
 /// the same link, or it is refused with a message and a fix. Anything else, or a trap, is a finding.

@@ -1,5 +1,5 @@
 import FuzzSupport
-import Mosaic
+@_spi(Hosting) import Mosaic
 
 /// Any bytes as a request query or form body: parsed into items, or refused with a message and a fix.
 func fuzzQuery(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {

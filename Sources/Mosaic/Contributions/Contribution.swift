@@ -8,17 +8,22 @@ public struct ContributionMetadata: Sendable, Hashable {
     public var group: String?
     /// Words a host's search may match.
     public var keywords: [String]
+    /// The tab (the identifier of a contribution to ``ExtensionPoint/tabs``) this contribution is a page of, if
+    /// any; validated against the tabs modules declare.
+    public var tab: String?
     /// Anything else a host and its modules agree on.
     public var attributes: [String: String]
 
+    /// Metadata with `title` and the rest as given.
     public init(
-        title: String, icon: String? = nil, group: String? = nil, keywords: [String] = [],
+        title: String, icon: String? = nil, group: String? = nil, keywords: [String] = [], tab: String? = nil,
         attributes: [String: String] = [:]
     ) {
         self.title = title
         self.icon = icon
         self.group = group
         self.keywords = keywords
+        self.tab = tab
         self.attributes = attributes
     }
 }
@@ -32,6 +37,7 @@ public struct Contribution<Content: Sendable>: Sendable, Identifiable {
     public let module: ModuleID
     /// Higher comes first under ``ContributionOrder/priority``.
     public let priority: Int
+    /// What the host filters, groups and labels the contribution by.
     public let metadata: ContributionMetadata
     /// The entitlement the host must grant for the contribution to show, if any.
     public let entitlement: Entitlement?
@@ -74,11 +80,11 @@ public struct Contribution<Content: Sendable>: Sendable, Identifiable {
 
 extension ContributionOrder {
     /// The keys a contribution is ordered by.
-    public typealias Keys = (title: String, priority: Int, module: ModuleID, id: String)
+    package typealias Keys = (title: String, priority: Int, module: ModuleID, id: String)
 
     /// Whether a contribution with keys `lhs` comes before one with `rhs`: the rule's keys, then the module's
     /// identifier, then the contribution's.
-    public func precedes(_ lhs: Keys, _ rhs: Keys) -> Bool {
+    package func precedes(_ lhs: Keys, _ rhs: Keys) -> Bool {
         if case .title = self, lhs.title != rhs.title { return lhs.title < rhs.title }
         if lhs.priority != rhs.priority { return lhs.priority > rhs.priority }
         if lhs.module != rhs.module { return lhs.module.rawValue < rhs.module.rawValue }
@@ -87,19 +93,19 @@ extension ContributionOrder {
 }
 
 /// A contribution as a module declared it, before the kernel binds it to the module's services.
-public struct ContributionDeclaration: Sendable {
-    public let point: AnyExtensionPoint
-    public let id: String
-    public let priority: Int
-    public let metadata: ContributionMetadata
-    public let entitlement: Entitlement?
+package struct ContributionDeclaration: Sendable {
+    package let point: AnyExtensionPoint
+    package let id: String
+    package let priority: Int
+    package let metadata: ContributionMetadata
+    package let entitlement: Entitlement?
     /// The services its factory takes, in order.
-    public let dependencies: [ServiceKey]
+    package let dependencies: [AnyServiceKey]
     /// The typed ``Contribution`` of `module`, whose factory resolves from `context`'s services.
     package let bind: @Sendable (_ module: ModuleID, _ context: ActivationContext) -> any Sendable
 
     /// The keys `module`'s contribution is ordered by.
-    public func keys(module: ModuleID) -> ContributionOrder.Keys {
+    package func keys(module: ModuleID) -> ContributionOrder.Keys {
         (metadata.title, priority, module, id)
     }
 }

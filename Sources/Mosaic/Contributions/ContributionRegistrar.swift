@@ -1,28 +1,24 @@
 extension ModuleRegistrar {
-    /// Contributes to `point`: `content`'s parameters are services, resolved from this module's services when the
-    /// host builds the content (they are declared uses, so validation checks them before anything runs). A
-    /// parameter of type ``ActivationContext`` gets the module's context instead, for content that reads shared
-    /// state: `{ (context: ActivationContext, forecasts: any ForecastService) in … }`.
+    /// Contributes to `point`: `content`'s parameters are injected, as in every closure a module registers (link
+    /// handlers, participants, listeners): a parameter of type ``ActivationContext`` gets the module's context, any
+    /// other a service, resolved from this module's services when the host builds the content (they are declared
+    /// uses, so validation checks them before anything runs). The title defaults to `id`.
     ///
     /// ```swift
     /// module.contribute(to: .dashboard, id: "weather.widget", priority: 100, title: "Weather") {
     ///     (forecasts: any ForecastService) in Panel(.heading("Today"), .text(forecasts.headline(for: "Oslo")))
     /// }
     /// ```
+    /// A page of a tab names the tab it belongs to with `tab:`; a tab no module declares is a boot diagnostic.
     public mutating func contribute<Content: Sendable, each Dependency: Sendable>(
-        to point: ExtensionPoint<Content>, id: String, priority: Int = 0, title: String, icon: String? = nil,
-        group: String? = nil, keywords: [String] = [], attributes: [String: String] = [:],
+        to point: ExtensionPoint<Content>, id: String, priority: Int = 0, title: String? = nil, icon: String? = nil,
+        group: String? = nil, keywords: [String] = [], tab: String? = nil, attributes: [String: String] = [:],
         requires entitlement: Entitlement? = nil,
         content: @escaping @Sendable (repeat each Dependency) async throws -> Content
     ) {
         let metadata = ContributionMetadata(
-            title: title, icon: icon, group: group, keywords: keywords, attributes: attributes)
-        var dependencies: [ServiceKey] = []
-        for type in repeat (each Dependency).self {
-            guard ObjectIdentifier(type) != ObjectIdentifier(ActivationContext.self) else { continue }
-            dependencies.append(ServiceKey(type))
-            services.use(type)
-        }
+            title: title ?? id, icon: icon, group: group, keywords: keywords, tab: tab, attributes: attributes)
+        let dependencies = declareInjected(repeat (each Dependency).self)
         contributions.append(
             ContributionDeclaration(
                 point: point.erased, id: id, priority: priority, metadata: metadata, entitlement: entitlement,
@@ -37,6 +33,18 @@ extension ModuleRegistrar {
                         }
                     }
                 }))
+    }
+
+    /// Declares the services among a registered closure's parameter types (all but ``ActivationContext``) as
+    /// uses, and returns their keys.
+    mutating func declareInjected<each Parameter>(_ types: repeat (each Parameter).Type) -> [AnyServiceKey] {
+        var keys: [AnyServiceKey] = []
+        for type in repeat each types {
+            guard ObjectIdentifier(type) != ObjectIdentifier(ActivationContext.self) else { continue }
+            keys.append(AnyServiceKey(type))
+            services.use(AnyServiceKey(type))
+        }
+        return keys
     }
 
     /// The module's context when `type` is ``ActivationContext``, otherwise the service `type`.

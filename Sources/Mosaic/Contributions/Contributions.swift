@@ -1,5 +1,5 @@
 /// What reads the mediated contributions of extension points: the kernel, or a test harness.
-public protocol ContributionSource: Sendable {
+package protocol ContributionSource: Sendable {
     /// The contributions visible now, in the point's order.
     func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>]
     /// The current list, then every new list whenever modules come and go or entitlements change.
@@ -16,7 +16,7 @@ public struct Contributions: Sendable {
     private let source: (any ContributionSource)?
 
     /// A window on `source`; with none, every point reads empty.
-    public init(_ source: (any ContributionSource)? = nil) {
+    package init(_ source: (any ContributionSource)? = nil) {
         self.source = source
     }
 

@@ -16,6 +16,7 @@ public struct ExtensionPoint<Content: Sendable>: Sendable, Hashable {
     /// How its contributions are ordered.
     public let order: ContributionOrder
 
+    /// A point named `id` that takes `cardinality` contributions, shown in `order`.
     public init(id: String, cardinality: Cardinality = .any, order: ContributionOrder = .priority) {
         self.id = id
         self.cardinality = cardinality
@@ -47,6 +48,7 @@ public enum Cardinality: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The value as text, for messages and logs.
     public var description: String {
         switch self {
         case .any: "any number"
@@ -68,8 +70,11 @@ public enum ContributionOrder: Sendable, Hashable {
 
 /// An extension point with its content type erased: what a host lists, and what validation checks against.
 public struct AnyExtensionPoint: Sendable, Hashable, CustomStringConvertible {
+    /// The point's identifier.
     public let id: String
+    /// How many contributions the point takes.
     public let cardinality: Cardinality
+    /// How the point orders its contributions.
     public let order: ContributionOrder
     /// The identity of the content type, which every contribution to the point must produce.
     public let contentType: ObjectIdentifier
@@ -78,6 +83,7 @@ public struct AnyExtensionPoint: Sendable, Hashable, CustomStringConvertible {
     /// Turns the point's contributions, already ordered, into the typed list hosts read.
     package let makeList: @Sendable ([any Sendable]) -> any AnyObject & Sendable
 
+    /// `point` with its content type erased.
     public init<Content>(_ point: ExtensionPoint<Content>) {
         id = point.id
         cardinality = point.cardinality
@@ -87,13 +93,16 @@ public struct AnyExtensionPoint: Sendable, Hashable, CustomStringConvertible {
         makeList = { items in ContributionList(items.compactMap { $0 as? Contribution<Content> }) }
     }
 
+    /// Whether `lhs` and `rhs` are equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.id == rhs.id && lhs.contentType == rhs.contentType && lhs.cardinality == rhs.cardinality
             && lhs.order == rhs.order
     }
 
+    /// Feeds the value's identity to `hasher`.
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
+    /// The value as text, for messages and logs.
     public var description: String { "\(id) (\(contentTypeName))" }
 }
 

@@ -22,6 +22,7 @@ public struct Deeplink: Sendable, Hashable, CustomStringConvertible {
     /// The query items in order; a key may repeat.
     public let query: [QueryItem]
 
+    /// A link from its parts; ``url`` prints it.
     public init(
         scheme: String, tab: String, feature: String? = nil, action: String? = nil, path: [String] = [],
         query: [QueryItem] = []
@@ -59,6 +60,7 @@ public struct Deeplink: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
+    /// The value as text, for messages and logs.
     public var description: String { url }
 
     /// Percent-encodes everything but unreserved characters (RFC 3986).
@@ -83,9 +85,12 @@ public struct Deeplink: Sendable, Hashable, CustomStringConvertible {
 
 /// One `name=value` of a link's query.
 public struct QueryItem: Sendable, Hashable {
+    /// The name, as hosts and messages show it.
     public let name: String
+    /// The item's value, decoded.
     public let value: String
 
+    /// The item `name=value`.
     public init(_ name: String, _ value: String) {
         self.name = name
         self.value = value
@@ -93,7 +98,7 @@ public struct QueryItem: Sendable, Hashable {
 
     /// The items of a query string or a form body (`a=1&b=two+words`), decoded as a link's query is: percent
     /// escapes and `+` as a space; malformed escapes and control characters are rejected with their reason.
-    public static func items(parsing query: String) throws(DeeplinkError) -> [QueryItem] {
+    @_spi(Hosting) public static func items(parsing query: String) throws(DeeplinkError) -> [QueryItem] {
         try Deeplink.queryItems(Array(query.utf8)[...])
     }
 }

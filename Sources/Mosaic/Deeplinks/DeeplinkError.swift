@@ -2,19 +2,32 @@
 public struct DeeplinkError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of problem; new codes may be added.
     public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The value as text.
         public let rawValue: String
+        /// Creates a code from its text.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The value as text, for messages and logs.
         public var description: String { rawValue }
 
+        /// The link is empty.
         public static let empty = Code(rawValue: "empty")
+        /// The link is longer than the rules allow.
         public static let tooLong = Code(rawValue: "too-long")
+        /// The link holds a control character or a space.
         public static let invalidCharacter = Code(rawValue: "invalid-character")
+        /// The link has no `scheme://`.
         public static let missingScheme = Code(rawValue: "missing-scheme")
+        /// The scheme is not letters, digits, `+`, `-` or `.` after a letter.
         public static let invalidScheme = Code(rawValue: "invalid-scheme")
+        /// The scheme is not one the host accepts.
         public static let schemeNotAllowed = Code(rawValue: "scheme-not-allowed")
+        /// The link names no tab.
         public static let missingTab = Code(rawValue: "missing-tab")
+        /// A `%` escape is malformed or not UTF-8.
         public static let badPercentEncoding = Code(rawValue: "bad-percent-encoding")
+        /// A parameter the route needs is missing.
         public static let missingParameter = Code(rawValue: "missing-parameter")
+        /// A parameter's value is not one the route accepts.
         public static let invalidParameter = Code(rawValue: "invalid-parameter")
         /// No module handles the link's feature and action.
         public static let noHandler = Code(rawValue: "no-handler")
@@ -30,15 +43,20 @@ public struct DeeplinkError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let needsConfirmation = Code(rawValue: "needs-confirmation")
     }
 
+    /// The kind of failure.
     public let code: Code
+    /// What happened and what to do.
     public let message: String
+    /// How to fix it.
     public let fix: String
 
+    /// An error of kind `code`: `message` says what is wrong, `fix` what to do.
     public init(_ code: Code, _ message: String, fix: String) {
         self.code = code
         self.message = message
         self.fix = fix
     }
 
+    /// The value as text, for messages and logs.
     public var description: String { "\(message) \(fix)" }
 }

@@ -18,6 +18,7 @@ public struct DeeplinkRules: Sendable, Hashable {
     /// Put in ``allowedSchemes``, accepts every well-formed scheme.
     public static let anyScheme = "*"
 
+    /// Rules that accept `allowedSchemes` (empty: the host's own) and links of at most `maximumLength` bytes.
     public init(allowedSchemes: Set<String> = [], maximumLength: Int = 2_048) {
         self.allowedSchemes = Set(allowedSchemes.map { $0.lowercased() })
         self.maximumLength = maximumLength
@@ -50,7 +51,7 @@ extension Deeplink {
     ///
     /// Segments and query parts are percent-decoded, `+` in the query is a space, a `#fragment` is ignored, and
     /// empty segments are skipped. Control characters, spaces and malformed `%` escapes are rejected.
-    public init(parsing text: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError) {
+    @_spi(Hosting) public init(parsing text: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError) {
         let bytes = try Self.check(text, rules: rules)
         guard let separator = Self.find(Array("://".utf8), in: bytes) else {
             throw DeeplinkError(
@@ -63,7 +64,8 @@ extension Deeplink {
     }
 
     /// Parses the path form a web host receives, `/tab/feature/action?key=value`, as a link of `scheme`.
-    public init(parsingPath text: String, scheme: String, rules: DeeplinkRules = DeeplinkRules()) throws(DeeplinkError)
+    @_spi(Hosting) public init(parsingPath text: String, scheme: String, rules: DeeplinkRules = DeeplinkRules())
+        throws(DeeplinkError)
     {
         let bytes = try Self.check(text, rules: rules)
         try self.init(scheme: scheme.lowercased(), rest: bytes[...])

@@ -2,6 +2,7 @@
 public struct EventEnvelope<Event: Sendable>: Sendable {
     /// The publishing module, stamped by the kernel: a module cannot publish as another.
     public let sender: ModuleID
+    /// The event as it was published.
     public let event: Event
     /// Counts the events of this type published so far; a gap means this subscriber's buffer dropped events.
     public let sequence: UInt64
@@ -15,13 +16,15 @@ public struct EventEnvelope<Event: Sendable>: Sendable {
 
 /// Why an event could not be published.
 public struct EventError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What happened and what to do.
     public let message: String
+    /// The value as text, for messages and logs.
     public var description: String { message }
     package init(_ message: String) { self.message = message }
 }
 
 /// What carries events between modules: the kernel, or a test harness.
-public protocol EventBus: Sendable {
+package protocol EventBus: Sendable {
     /// Delivers `event` to every subscriber of its type, stamped with `sender`; never waits for a subscriber.
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError)
     /// The events of `type` from now on, for `subscriber`, keeping at most `buffer` undelivered ones.

@@ -11,19 +11,24 @@ public struct HostEnvironment: Sendable, Hashable {
     /// The link schemes the host answers to, lowercased, such as `ghost`: the only ones its kernel accepts unless
     /// `KernelOptions.deeplinkRules` says otherwise.
     public var schemes: Set<String>
+    /// The scheme of the links modules build (``ActivationContext/url(for:)``): the first scheme given, lowercased;
+    /// `app` when the host names none.
+    public var linkScheme: String
 
-    /// Describes a host; the platform defaults to the one this code runs on.
+    /// Describes a host; the platform defaults to the one this code runs on. Modules build their links with the
+    /// first of `schemes`.
     public init(
         version: SemanticVersion,
         platform: Platform = .current,
         platformVersion: SemanticVersion = "0.0.0",
         features: Set<String> = [],
-        schemes: Set<String> = []
+        schemes: [String] = []
     ) {
         self.version = version
         self.platform = platform
         self.platformVersion = platformVersion
         self.features = features
         self.schemes = Set(schemes.map { $0.lowercased() })
+        self.linkScheme = schemes.first?.lowercased() ?? "app"
     }
 }

@@ -28,8 +28,10 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, RawRepresentabl
         self.isValid = Self.followsRules(rawValue)
     }
 
+    /// Whether `lhs` and `rhs` are equal.
     public static func == (lhs: ModuleID, rhs: ModuleID) -> Bool { lhs.rawValue == rhs.rawValue }
 
+    /// Feeds the value's identity to `hasher`.
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     /// Creates an identifier from any string; never fails (see ``isValid``). Codable uses this.
@@ -37,6 +39,7 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, RawRepresentabl
         self.init(rawValue)
     }
 
+    /// Creates the value from a string literal; an invalid one is reported by validation, never a trap.
     public init(stringLiteral value: String) {
         self.init(value)
     }
@@ -47,6 +50,7 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, RawRepresentabl
         rawValue.utf8.count <= Self.maximumLength ? rawValue : rawValue.quotedForMessage()
     }
 
+    /// Whether `lhs` sorts before `rhs`.
     public static func < (lhs: ModuleID, rhs: ModuleID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// Whether `text` follows every rule: one pass over its bytes, without allocating.

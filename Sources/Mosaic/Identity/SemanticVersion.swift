@@ -51,6 +51,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
     /// The version as written, as Codable and `RawRepresentable` see it.
     public var rawValue: String { text }
 
+    /// Creates the value from a string literal; an invalid one is reported by validation, never a trap.
     public init(stringLiteral value: String) {
         self.init(value)
     }
@@ -74,6 +75,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
             + "\(Int.max) and at most \(Self.maximumLength) bytes in all"
     }
 
+    /// Whether `lhs` and `rhs` are equal.
     public static func == (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
         switch (lhs.components, rhs.components) {
         case (let left?, let right?):
@@ -84,6 +86,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
         }
     }
 
+    /// Feeds the value's identity to `hasher`.
     public func hash(into hasher: inout Hasher) {
         if let components {
             hasher.combine(components.major)
@@ -95,6 +98,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
         }
     }
 
+    /// Whether `lhs` sorts before `rhs`.
     public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
         switch (lhs.components, rhs.components) {
         case (let left?, let right?): left.precedes(right)

@@ -7,11 +7,13 @@
 /// A pre-release version is accepted only when a bound of the range is itself a pre-release (as in SwiftPM and npm),
 /// so `1.0.0..<2.0.0` does not accept `1.5.0-beta`.
 public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Whether `lhs` and `rhs` are equal.
     public static func == (lhs: VersionRange, rhs: VersionRange) -> Bool {
         lhs.lowerBound == rhs.lowerBound && lhs.upperBound == rhs.upperBound
             && lhs.includesUpperBound == rhs.includesUpperBound
     }
 
+    /// Feeds the value's identity to `hasher`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(lowerBound)
         hasher.combine(upperBound)
@@ -31,7 +33,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// Every version.
     public static let any = VersionRange(lowerBound: nil, upperBound: nil, includesUpperBound: false)
 
-    private init(lowerBound: SemanticVersion?, upperBound: SemanticVersion?, includesUpperBound: Bool) {
+    fileprivate init(lowerBound: SemanticVersion?, upperBound: SemanticVersion?, includesUpperBound: Bool) {
         self.lowerBound = lowerBound
         self.upperBound = upperBound
         self.includesUpperBound = includesUpperBound
@@ -94,6 +96,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         return nil
     }
 
+    /// The value as text, for messages and logs.
     public var description: String { Self.describe(lowerBound, upperBound, includesUpperBound) }
 
     private static func describe(_ lower: SemanticVersion?, _ upper: SemanticVersion?, _ closed: Bool) -> String {
@@ -128,6 +131,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// The accepted text shapes, for error messages.
     public static let acceptedForms = "'1.0.0..<2.0.0', '1.0.0...1.9.0', '^1.2.0', '>=1.2.0' or '*'"
 
+    /// Decodes the value from its text form.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
@@ -139,6 +143,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         self = range
     }
 
+    /// Encodes the value in its text form.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
@@ -161,5 +166,18 @@ extension String {
             index = self.index(after: index)
         }
         return nil
+    }
+}
+
+extension SemanticVersion {
+    /// `lower..<upper` as written in code (`"1.0.0"..<"2.0.0"`): unlike a Swift `Range`, a malformed or reversed
+    /// pair is not a trap but a range with its ``problem``, which validation reports.
+    public static func ..< (lower: SemanticVersion, upper: SemanticVersion) -> VersionRange {
+        VersionRange(lowerBound: lower, upperBound: upper, includesUpperBound: false)
+    }
+
+    /// `lower...upper` as written in code (`"1.0.0"..."1.9.0"`), with its ``problem`` instead of a trap.
+    public static func ... (lower: SemanticVersion, upper: SemanticVersion) -> VersionRange {
+        VersionRange(lowerBound: lower, upperBound: upper, includesUpperBound: true)
     }
 }

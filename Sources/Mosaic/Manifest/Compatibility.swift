@@ -20,13 +20,9 @@ public struct Compatibility: Sendable, Hashable, Codable {
         self.features = features
     }
 
-    /// Host versions given as a Swift range, such as `"2.0.0"..<"3.0.0"`.
-    public init(host: Range<SemanticVersion>, platforms: [PlatformRequirement] = [], features: Set<String> = []) {
-        self.init(host: VersionRange(host), platforms: platforms, features: features)
-    }
-
     enum CodingKeys: String, CodingKey { case host, platforms, features }
 
+    /// Decodes the value from its text form.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         host = try container.decodeIfPresent(VersionRange.self, forKey: .host) ?? .any
@@ -58,6 +54,7 @@ public struct PlatformRequirement: Sendable, Hashable, Codable, CustomStringConv
         return true
     }
 
+    /// The value as text, for messages and logs.
     public var description: String {
         switch (minimum, maximum) {
         case (nil, nil): platform.name
@@ -81,21 +78,31 @@ public struct Platform: Sendable, Hashable, Codable, RawRepresentable, CustomStr
     /// The platform's name, such as `linux` or `macOS`.
     public let name: String
 
+    /// The platform named `name`.
     public init(_ name: String) { self.name = name }
+    /// Creates a code from its text.
     public init(rawValue: String) { self.init(rawValue) }
     /// The platform's name, as Codable and `RawRepresentable` see it.
     public var rawValue: String { name }
+    /// Creates the value from a string literal; an invalid one is reported by validation, never a trap.
     public init(stringLiteral value: String) { self.init(value) }
 
     /// The name; a long one is cut with its length stated, for messages.
     public var description: String { name.utf8.count <= 80 ? name : name.quotedForMessage() }
 
+    /// Linux.
     public static let linux: Platform = "linux"
+    /// macOS.
     public static let macOS: Platform = "macOS"
+    /// iOS.
     public static let iOS: Platform = "iOS"
+    /// tvOS.
     public static let tvOS: Platform = "tvOS"
+    /// watchOS.
     public static let watchOS: Platform = "watchOS"
+    /// visionOS.
     public static let visionOS: Platform = "visionOS"
+    /// Windows.
     public static let windows: Platform = "windows"
 
     /// The platform this code was compiled for.

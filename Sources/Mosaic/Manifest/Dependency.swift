@@ -23,20 +23,8 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
         Dependency(id: id, versions: .any, isOptional: optional)
     }
 
-    /// Depends on `id` at a version in `versions`, such as `"1.0.0"..<"2.0.0"`.
-    public static func module(_ id: ModuleID, _ versions: Range<SemanticVersion>, optional: Bool = false) -> Dependency
-    {
-        Dependency(id: id, versions: VersionRange(versions), isOptional: optional)
-    }
-
-    /// Depends on `id` at a version in `versions`, such as `"1.0.0"..."1.9.0"`.
-    public static func module(_ id: ModuleID, _ versions: ClosedRange<SemanticVersion>, optional: Bool = false)
-        -> Dependency
-    {
-        Dependency(id: id, versions: VersionRange(versions), isOptional: optional)
-    }
-
-    /// Depends on `id` at a version in `versions`.
+    /// Depends on `id` at a version in `versions`, such as `"1.0.0"..<"2.0.0"` (a malformed version or an empty
+    /// range is a validation diagnostic, never a trap).
     public static func module(_ id: ModuleID, _ versions: VersionRange, optional: Bool = false) -> Dependency {
         Dependency(id: id, versions: versions, isOptional: optional)
     }
@@ -46,6 +34,7 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
         Dependency(id: id, versions: .from(version), isOptional: optional)
     }
 
+    /// The value as text, for messages and logs.
     public var description: String {
         "\(id) \(versions)\(isOptional ? " (optional)" : "")"
     }
@@ -55,6 +44,7 @@ public struct Dependency: Sendable, Hashable, Codable, CustomStringConvertible {
         case isOptional = "optional"
     }
 
+    /// Decodes the value from its text form.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.id = try container.decode(ModuleID.self, forKey: .id)

@@ -20,6 +20,7 @@ public struct Entitlement: Sendable, Hashable, Comparable, Codable, RawRepresent
     /// The entitlement's name, as Codable and `RawRepresentable` see it.
     public var rawValue: String { name }
 
+    /// The entitlement named by a string literal.
     public init(stringLiteral value: String) {
         self.init(value)
     }
@@ -27,6 +28,7 @@ public struct Entitlement: Sendable, Hashable, Comparable, Codable, RawRepresent
     /// The name; one too long to be usable is cut with its length stated, for messages.
     public var description: String { name.unicodeScalars.count <= 128 ? name : name.quotedForMessage() }
 
+    /// Whether `lhs` sorts before `rhs`.
     public static func < (lhs: Entitlement, rhs: Entitlement) -> Bool { lhs.name < rhs.name }
 
     /// What is wrong with the name, or `nil` when it is 1–128 printable ASCII characters without spaces.

@@ -22,9 +22,11 @@ public struct ActivationContext: Sendable {
     public let state: SharedState
     /// What the kernel granted the module, taken back when it deactivates; `nil` outside a kernel.
     package var ledger: ModuleLedger?
+    /// The module's configuration values, validated at boot (see ``ConfigurationKey``).
+    public package(set) var configuration = ModuleConfiguration()
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
-    public init(
+    package init(
         id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
         standard: (any Standard)? = nil, contributions: Contributions = Contributions(), events: Events? = nil,
         state: SharedState? = nil
@@ -44,6 +46,16 @@ public struct ActivationContext: Sendable {
     /// the requirement with ``ModuleRegistrar/requireStandard(_:)`` always gets it.
     public func standard<S>(as type: S.Type) -> S? {
         standard as? S
+    }
+
+    /// The link to `route`, in the host's scheme: `ghost://dashboard/weather/city?name=Oslo`.
+    public func url(for route: some DeeplinkRoute) -> String {
+        route.link(scheme: host.linkScheme).url
+    }
+
+    /// The link to `tab`, in the host's scheme: `ghost://weather`.
+    public func url(forTab tab: String) -> String {
+        Deeplink(scheme: host.linkScheme, tab: tab).url
     }
 
     /// Starts `operation` as work that lives exactly as long as the module is active.
@@ -98,5 +110,6 @@ public struct ModuleUnavailableError: Error, Sendable, Hashable, CustomStringCon
     public let module: ModuleID
     /// What happened and what to do.
     public let message: String
+    /// The value as text, for messages and logs.
     public var description: String { message }
 }

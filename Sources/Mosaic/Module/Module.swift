@@ -38,7 +38,10 @@ public protocol Module: Sendable {
 }
 
 extension Module {
+    /// Registers nothing: a module without services or contributions.
     public static func register(in module: inout ModuleRegistrar) {}
+    /// Does nothing: a module with nothing to start.
     public func activate(_ context: ActivationContext) async throws {}
+    /// Does nothing: a module with nothing to release.
     public func deactivate() async {}
 }

@@ -6,18 +6,18 @@
 /// module.publishes(FeatureOpened.self)
 /// module.writes(.favouriteCity)
 /// ```
-public struct ModuleInteractions: Sendable, Hashable {
+package struct ModuleInteractions: Sendable, Hashable {
     /// The names of the event types the module publishes.
-    public internal(set) var published: [String] = []
+    package internal(set) var published: [String] = []
     /// The names of the event types the module subscribes to.
-    public internal(set) var subscribed: [String] = []
+    package internal(set) var subscribed: [String] = []
     /// The identifiers of the shared state keys the module writes.
-    public internal(set) var written: [String] = []
+    package internal(set) var written: [String] = []
     /// The identifiers of the shared state keys the module reads or observes.
-    public internal(set) var read: [String] = []
+    package internal(set) var read: [String] = []
 
     /// Nothing declared.
-    public init() {}
+    package init() {}
 }
 
 extension ModuleRegistrar {

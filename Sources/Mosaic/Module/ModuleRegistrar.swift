@@ -3,17 +3,19 @@ public struct ModuleRegistrar: Sendable {
     /// The services the module provides and uses.
     public var services = ServiceRegistrar()
     /// What the module demands of the host's standard.
-    public internal(set) var standardRequirements: [StandardRequirement] = []
+    package internal(set) var standardRequirements: [StandardRequirement] = []
     /// What it contributes to extension points.
-    public internal(set) var contributions: [ContributionDeclaration] = []
+    package internal(set) var contributions: [ContributionDeclaration] = []
     /// The work it runs in lifecycle phases.
-    public internal(set) var participants: [PhaseParticipant] = []
+    package internal(set) var participants: [PhaseParticipant] = []
     /// The host events it listens to.
-    public internal(set) var listeners: [HostEventListener] = []
+    package internal(set) var listeners: [HostEventListener] = []
     /// The links it handles.
-    public internal(set) var deeplinks: [DeeplinkHandler] = []
+    package internal(set) var deeplinks: [DeeplinkHandler] = []
+    /// The configuration keys the module reads (``configuration(_:)``).
+    package internal(set) var configurationKeys: [AnyConfigurationKey] = []
     /// The events and shared state keys it says it publishes, subscribes to, writes and reads (declarations only).
-    public internal(set) var interactions = ModuleInteractions()
+    package internal(set) var interactions = ModuleInteractions()
 
-    public init() {}
+    package init() {}
 }

@@ -1,12 +1,12 @@
 /// Work a module runs in a lifecycle phase, with its context.
-public struct PhaseParticipant: Sendable {
-    public let phase: LifecyclePhase
+package struct PhaseParticipant: Sendable {
+    package let phase: LifecyclePhase
     package let run: @Sendable (ActivationContext) async throws -> Void
 }
 
 /// How a module reacts to a kind of host event, with its context.
-public struct HostEventListener: Sendable {
-    public let kind: HostEvent.Kind
+package struct HostEventListener: Sendable {
+    package let kind: HostEvent.Kind
     package let handle: @Sendable (HostEvent, ActivationContext) async throws -> Void
 }
 
@@ -14,9 +14,7 @@ extension ModuleRegistrar {
     /// Runs `work` each time the host triggers `phase`, after the modules this one depends on ran theirs.
     ///
     /// ```swift
-    /// module.participate(in: .backgroundRefresh) { context in
-    ///     try await context.services.resolve((any ForecastService).self).refresh()
-    /// }
+    /// module.participate(in: .backgroundRefresh) { context in try await refresh(context) }
     /// ```
     public mutating func participate(
         in phase: LifecyclePhase, _ work: @escaping @Sendable (ActivationContext) async throws -> Void
@@ -24,10 +22,34 @@ extension ModuleRegistrar {
         participants.append(PhaseParticipant(phase: phase, run: work))
     }
 
+    /// Runs `work` each time the host triggers `phase`; its parameters are injected as a contribution's are: the
+    /// module's ``ActivationContext``, or services.
+    ///
+    /// ```swift
+    /// module.participate(in: .backgroundRefresh) { (forecasts: any ForecastService) in try await forecasts.refresh() }
+    /// ```
+    public mutating func participate<each Parameter: Sendable>(
+        in phase: LifecyclePhase, _ work: @escaping @Sendable (repeat each Parameter) async throws -> Void
+    ) {
+        _ = declareInjected(repeat (each Parameter).self)
+        participate(in: phase) { context in try await work(repeat try Self.argument((each Parameter).self, context)) }
+    }
+
     /// Calls `handle` when the host sends an event of `kind` while this module is active.
     public mutating func listen(
         to kind: HostEvent.Kind, _ handle: @escaping @Sendable (HostEvent, ActivationContext) async throws -> Void
     ) {
         listeners.append(HostEventListener(kind: kind, handle: handle))
+    }
+
+    /// Calls `handle` when the host sends an event of `kind` while this module is active; its other parameters are
+    /// injected as a contribution's are: the module's ``ActivationContext``, or services.
+    public mutating func listen<each Parameter: Sendable>(
+        to kind: HostEvent.Kind, _ handle: @escaping @Sendable (HostEvent, repeat each Parameter) async throws -> Void
+    ) {
+        _ = declareInjected(repeat (each Parameter).self)
+        listen(to: kind) { event, context in
+            try await handle(event, repeat try Self.argument((each Parameter).self, context))
+        }
     }
 }

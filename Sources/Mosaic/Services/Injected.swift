@@ -3,16 +3,21 @@ internal import Synchronization
 /// A service, resolved for the module whose code created the value holding it.
 ///
 /// ```swift
-/// struct Forecaster {
-///     @Injected var weather: any WeatherService
-///     func today() async throws -> Forecast { try await weather.forecast(for: .today) }
+/// struct DashboardModule: Module {
+///     @Injected(.weatherData) var weather
+///     …
 /// }
 /// ```
+/// A module's own `@Injected` properties declare their use: the kernel creates the module once while it registers
+/// it, and every `@Injected` created then is a declared use, validated with the rest of the graph. (So a module's
+/// `init()` should only set properties.) An `@Injected` in another value (created in `activate`, say) resolves
+/// only what its module declared, with `module.services.use(…)` or an `@Injected` property: injection is not a way
+/// around least privilege.
+///
 /// The wrapper remembers the ``Services`` of the module running when it is created — the kernel sets them around
 /// all the module's code it runs: `init()`, `activate(_:)`, `deactivate()`, link handlers, content, participants,
 /// listeners and ``ActivationContext/task(_:)`` — and resolves on each read, so overrides and deactivation are
-/// always seen. The module must still declare the use (`module.services.use(…)`): injection is not a way around
-/// least privilege.
+/// always seen. A wrapper created outside any module's code resolves from the module whose code reads it.
 ///
 /// ## When a service cannot be resolved
 /// A property cannot throw, so `@Injected` is made not to need to:
@@ -21,14 +26,13 @@ internal import Synchronization
 ///   cannot be resolved fails the module with the reason). A module that uses a service of a failed or inactive
 ///   provider is blocked and never runs. So while a module is active, reads of singletons never fail.
 /// - When a read fails anyway (the factory of a transient or cached service threw, a provider is gone), the read
-///   returns the instance this wrapper resolved last and records the error in the kernel's call: the call then
-///   fails with it (a link answers not handled, content throws, a participant is reported failed, an activation
-///   fails the module). The process never stops for it.
+///   records the error in the kernel's call, which then fails with it (a link answers not handled, content throws,
+///   a participant is reported failed, an activation fails the module), and returns the instance this wrapper
+///   resolved last. The process never stops for it.
 /// - A wrapper created in a module's code resolves once when it is created, so it has an instance to fall back on.
 ///   Only a wrapper whose service could not be resolved when it was created, nor when it is read (an intermittent
-///   factory failure, or a wrapper created outside any module), has no value to return: that read stops with the
-///   reason. Read services whose factories may fail, and any service outside a module's code, with
-///   `try $property.resolve()`, which throws instead.
+///   factory failure), has no value to return: that read stops with the reason. Read services whose factories may
+///   fail with `try $property.resolve()`, which throws instead.
 ///
 /// The wrapper keeps the first instance it resolved (its fallback), so a value holding it keeps that instance alive
 /// after its module deactivates; module code is dropped with its module, and the kernel then releases the rest.
@@ -37,28 +41,25 @@ internal import Synchronization
 /// happens, so they have no module of their own to inject from.
 @propertyWrapper
 public struct Injected<T: Sendable>: Sendable {
-    private let services: Services?
-    private let last = LastResolved<T>()
+    @usableFromInline let services: Services?
+    @usableFromInline let last = LastResolved<T>()
 
-    /// Captures the services of the module whose code is running now, and resolves the service once so that a
-    /// later failed read has an instance to fall back on.
-    public init() {
+    /// Injects the service `key` names: declares the use when the kernel registers the module, then captures the
+    /// services of the module whose code is running now and resolves once, so that a later failed read has an
+    /// instance to fall back on.
+    public init(_ key: ServiceKey<T>) {
+        InjectedUses.current?.record(key.erased)
         services = Services.current
         if services != nil, let value = try? resolve() { last.keep(value) }
     }
 
     /// The service; see the discussion for what a failed read returns.
+    @inlinable
     public var wrappedValue: T {
         do {
-            let value = try resolve()
-            last.keep(value)
-            return value
+            return try resolve()
         } catch {
-            ModuleCall.current?.record(error)
-            if let value = last.value { return value }
-            preconditionFailure(
-                error.message + " (nothing was resolved through this @Injected before, so there is no instance to "
-                    + "fall back on; read it with `try $property.resolve()` where it may fail)")
+            return fallback(after: error)
         }
     }
 
@@ -66,17 +67,34 @@ public struct Injected<T: Sendable>: Sendable {
     public var projectedValue: Self { self }
 
     /// The service, or the reason it cannot be resolved.
+    @inlinable
     public func resolve() throws(ServiceError) -> T {
-        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: T.self) { return value }
-        guard let services else {
-            let name = String(describing: T.self)
-            throw ServiceError(
-                .outsideModule, service: name,
-                message: "@Injected \(name) was created outside a module's code, so it has no services to "
-                    + "resolve from; create it in the module's init, activate or deactivate (or a task they start), "
-                    + "or override \(name) with withOverrides in a test.")
-        }
-        return try services.resolve(T.self)
+        // Optional chaining reads the stored services in place; binding them with `if let` would copy (and retain)
+        // their tables on every read.
+        if let value = try services?.resolve(T.self) { return value }
+        return try resolveWithoutServices()
+    }
+
+    @usableFromInline
+    func resolveWithoutServices() throws(ServiceError) -> T {
+        if OverrideScope.areActive, let value = OverrideScope.current?.value(of: T.self) { return value }
+        if let current = Services.current { return try current.resolve(T.self) }
+        let name = qualifiedTypeName(T.self)
+        throw ServiceError(
+            .outsideModule, service: name,
+            message: "@Injected \(name) was created and read outside a module's code, so it has no services to "
+                + "resolve from; create or read it in the module's code, or override \(name) with withOverrides "
+                + "(MosaicTesting) in a test.")
+    }
+
+    /// What a failed read returns: the last instance, after recording `error` in the module's call.
+    @usableFromInline
+    func fallback(after error: ServiceError) -> T {
+        ModuleCall.current?.record(error)
+        if let value = last.value { return value }
+        preconditionFailure(
+            error.message + " (nothing was ever resolved for this @Injected, so there is no instance to fall back "
+                + "on; read it with `try $property.resolve()` where it may fail)")
     }
 }
 
@@ -93,6 +111,7 @@ extension Injected: InjectedProperty {
 }
 
 /// The instance an ``Injected`` resolved last, shared by the wrapper's copies.
+@usableFromInline
 final class LastResolved<T: Sendable>: Sendable {
     private let stored = Mutex<T?>(nil)
     private let isSet = Atomic<Bool>(false)
@@ -109,10 +128,26 @@ final class LastResolved<T: Sendable>: Sendable {
 
 extension Services {
     /// The services of the module whose code the current task runs, if any; see ``Injected``.
-    @TaskLocal public static var current: Services?
+    @TaskLocal package static var current: Services?
 
     /// Runs `operation` with these services as ``current``, so `@Injected` values created in it resolve here.
-    public func inject<R>(_ operation: () async throws -> R) async rethrows -> R {
+    package func inject<R>(_ operation: () async throws -> R) async rethrows -> R {
         try await Self.$current.withValue(self, operation: operation)
+    }
+}
+
+/// The services the `@Injected` values created in a scope name: how a module's `@Injected` properties declare their
+/// use when the kernel registers the module.
+package final class InjectedUses: Sendable {
+    @TaskLocal static var current: InjectedUses?
+    private let keys = Mutex<[AnyServiceKey]>([])
+
+    func record(_ key: AnyServiceKey) { keys.withLock { $0.append(key) } }
+
+    /// The keys of the `@Injected` values `make` creates.
+    package static func recorded(while make: () -> Void) -> [AnyServiceKey] {
+        let uses = InjectedUses()
+        $current.withValue(uses, operation: make)
+        return uses.keys.withLock { $0 }
     }
 }

@@ -1,3 +1,4 @@
+internal import Instrumentation
 internal import Synchronization
 
 /// One run of a module's code by the kernel (its activation, a link handler, a content build, a participant, a
@@ -22,11 +23,16 @@ package final class ModuleCall: Sendable {
 
 extension Services {
     /// Runs `operation` as a call of this module's code: with these services as ``current`` (for `@Injected`),
-    /// and failing with the first service failure `@Injected` recorded in it, even when `operation` returned.
+    /// and failing with the first service failure `@Injected` recorded in it, even when `operation` returned. The
+    /// task-local `ServiceContext` names the module meanwhile (`ServiceContext.mosaicModule`).
     package func call<R>(_ operation: () async throws -> R) async throws -> R {
         let call = ModuleCall()
-        let result = try await ModuleCall.$current.withValue(call) {
-            try await Self.$current.withValue(self, operation: operation)
+        var serviceContext = ServiceContext.current ?? .topLevel
+        serviceContext.mosaicModule = module
+        let result = try await ServiceContext.$current.withValue(serviceContext) {
+            try await ModuleCall.$current.withValue(call) {
+                try await Self.$current.withValue(self, operation: operation)
+            }
         }
         if let failure = call.recorded { throw failure }
         return result

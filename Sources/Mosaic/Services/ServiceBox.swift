@@ -12,7 +12,7 @@ public import Synchronization
 // one subclass, which argues its own state below).
 @usableFromInline
 package class AnyServiceBox: @unchecked Sendable {
-    @usableFromInline package let key: ServiceKey
+    @usableFromInline package let key: AnyServiceKey
     @usableFromInline package let scope: ServiceScope
     @usableFromInline package let provider: ModuleID
     @usableFromInline let active = Atomic<Bool>(false)
@@ -22,7 +22,7 @@ package class AnyServiceBox: @unchecked Sendable {
     /// release waits until there are none before it frees the holder.
     @usableFromInline let readers = Atomic<Int>(0)
 
-    init(key: ServiceKey, scope: ServiceScope, provider: ModuleID) {
+    init(key: AnyServiceKey, scope: ServiceScope, provider: ModuleID) {
         self.key = key
         self.scope = scope
         self.provider = provider
@@ -84,7 +84,7 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     private let factory: @Sendable (ServiceTable) throws -> T
 
     package init(
-        key: ServiceKey, scope: ServiceScope, provider: ModuleID,
+        key: AnyServiceKey, scope: ServiceScope, provider: ModuleID,
         factory: @escaping @Sendable (ServiceTable) throws -> T
     ) {
         self.factory = factory
@@ -94,7 +94,7 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     /// The service: a new instance when transient, otherwise the one built on first use.
     @inlinable
     package func get(from table: ServiceTable) throws(ServiceError) -> T {
-        guard active.load(ordering: .acquiring) else { throw inactive() }
+        guard active.load(ordering: .acquiring) else { throw table.failed(inactive(), by: provider) }
         if case .transient = scope { return try build(table) }
         if let value = withBuiltAddress({ $0 == 0 ? nil : Self.value(at: $0) }) { return value }
         return try publish(table)
@@ -119,7 +119,7 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     /// mocks never leak into the kernel's singletons.
     @usableFromInline
     func publish(_ table: ServiceTable) throws(ServiceError) -> T {
-        if ServiceOverrides.areActive, ServiceOverrides.current != nil { return try build(table) }
+        if OverrideScope.areActive, OverrideScope.current != nil { return try build(table) }
         return try holder.withLock { holder throws(ServiceError) -> T in
             if let holder { return holder.value }
             // Checked again under the lock: a deactivation that cleared the holder must not see a new one appear.
@@ -134,6 +134,11 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
 
     @usableFromInline
     func build(_ table: ServiceTable) throws(ServiceError) -> T {
+        guard let observer = table.observer else { return try make(table) }
+        return try observer.build(key, provider: provider) { () throws(ServiceError) -> T in try make(table) }
+    }
+
+    private func make(_ table: ServiceTable) throws(ServiceError) -> T {
         do {
             return try factory(table)
         } catch let error as ServiceError {

@@ -2,8 +2,11 @@
 public struct ServiceError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure; new codes may be added.
     public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The value as text.
         public let rawValue: String
+        /// Creates a code from its text.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The value as text, for messages and logs.
         public var description: String { rawValue }
 
         /// The resolving module did not declare the service, and does not provide it.
@@ -31,6 +34,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     /// The error a factory threw, for ``Code-swift.struct/factoryFailed``.
     public let underlying: (any Error)?
 
+    /// An error of kind `code` about `service`, with what happened and what to do.
     public init(
         _ code: Code, service: String, provider: ModuleID? = nil, message: String, underlying: (any Error)? = nil
     ) {
@@ -41,6 +45,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The value as text, for messages and logs.
     public var description: String { message }
 }
 

@@ -1,24 +1,56 @@
-/// Names a service by its type: usually a protocol existential such as `(any WeatherService).self`.
-public struct ServiceKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+/// Names a service and the type it resolves to; declared once, beside the service's protocol, in the interface
+/// that providers and users share (as ``StateKey`` is for shared state):
+///
+/// ```swift
+/// extension ServiceKey where Value == any WeatherData {
+///     /// Weather by city.
+///     public static var weatherData: Self { Self() }
+/// }
+///
+/// module.services.singleton(.weatherData) { try SampleWeather() }    // the provider
+/// @Injected(.weatherData) var weather                                 // a user
+/// ```
+/// Two keys of one `Value` name the same service.
+public struct ServiceKey<Value: Sendable>: Sendable, Hashable {
+    /// The key of the service whose type is `Value`.
+    @inlinable
+    public init() {}
+
+    /// The key of the service whose type is `type`: `ServiceKey(SampleWeather.self)` for a concrete type.
+    @inlinable
+    public init(_ type: Value.Type) {}
+
+    /// The key with its type erased, as the kernel keeps it.
+    @usableFromInline
+    package var erased: AnyServiceKey { AnyServiceKey(Value.self) }
+
+    /// The service's type's module-qualified name, for messages.
+    public var name: String { qualifiedTypeName(Value.self) }
+}
+
+/// A service key with its type erased: the type's identity, for the kernel's tables and messages.
+@usableFromInline
+package struct AnyServiceKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The type's identity.
-    public let id: ObjectIdentifier
+    package let id: ObjectIdentifier
 
     /// The key of `type`.
-    public init(_ type: any Any.Type) {
+    @usableFromInline
+    package init(_ type: any Any.Type) {
         id = ObjectIdentifier(type)
     }
 
     /// The type's module-qualified name (`any GhostApp.WeatherData`), for messages, so that two types of one
     /// name in different modules never read the same; made only when asked for, so that registering is cheap.
-    public var name: String {
+    package var name: String {
         // The identifier of a metatype is its metadata pointer, which is the metatype itself.
         qualifiedTypeName(unsafeBitCast(id, to: Any.Type.self))
     }
 
-    public static func == (lhs: ServiceKey, rhs: ServiceKey) -> Bool { lhs.id == rhs.id }
-    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
-    public static func < (lhs: ServiceKey, rhs: ServiceKey) -> Bool { lhs.name < rhs.name }
-    public var description: String { name }
+    @usableFromInline package static func == (lhs: AnyServiceKey, rhs: AnyServiceKey) -> Bool { lhs.id == rhs.id }
+    @usableFromInline package func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    @usableFromInline package static func < (lhs: AnyServiceKey, rhs: AnyServiceKey) -> Bool { lhs.name < rhs.name }
+    @usableFromInline package var description: String { name }
 }
 
 /// How long a service's instance lives.
@@ -30,6 +62,7 @@ public enum ServiceScope: Sendable, Hashable, CustomStringConvertible {
     /// One instance until `resetCached()`; then built again on next use.
     case cached
 
+    /// The scope's name, as messages print it.
     public var description: String {
         switch self {
         case .transient: "transient"
@@ -48,6 +81,7 @@ public enum ServiceRank: Int, Sendable, Hashable, Comparable {
     /// Replaces any other provider: for composition roots and hosts.
     case override
 
+    /// Whether `lhs` ranks below `rhs`.
     public static func < (lhs: ServiceRank, rhs: ServiceRank) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 

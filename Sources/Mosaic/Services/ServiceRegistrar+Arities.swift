@@ -5,231 +5,285 @@
 // factory resolves its dependencies with no runtime generic-metadata lookups.
 
 extension ServiceRegistrar {
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory`.
     @inlinable
     public mutating func register<T: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable () throws -> T
     ) {
         add(
-            type, scope, rank, [],
+            T.self, scope, rank, [],
             live: { _ in try factory() },
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory`.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func register<T: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable () throws -> T,
         preview: @escaping @Sendable () throws -> T
     ) {
         add(
-            type, scope, rank, [],
+            T.self, scope, rank, [],
             live: { _ in try factory() },
             preview: { _ in try preview() })
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory`.
     @inlinable
     public mutating func singleton<T: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable () throws -> T
     ) {
         add(
-            type, .singleton, rank, [],
+            T.self, .singleton, rank, [],
             live: { _ in try factory() },
             preview: nil)
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory`.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable () throws -> T,
         preview: @escaping @Sendable () throws -> T
     ) {
         add(
-            type, .singleton, rank, [],
+            T.self, .singleton, rank, [],
             live: { _ in try factory() },
             preview: { _ in try preview() })
     }
 
+    /// Provides a new instance of the service `key` names for each resolution,
+    /// built by `factory`.
     @inlinable
     public mutating func transient<T: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable () throws -> T
     ) {
         add(
-            type, .transient, rank, [],
+            T.self, .transient, rank, [],
             live: { _ in try factory() },
             preview: nil)
     }
 
+    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// built by `factory`.
     @inlinable
     public mutating func cached<T: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable () throws -> T
     ) {
         add(
-            type, .cached, rank, [],
+            T.self, .cached, rank, [],
             live: { _ in try factory() },
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory` from the service it takes.
     @inlinable
     public mutating func register<T: Sendable, D1: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1) throws -> T
     ) {
         add(
-            type, scope, rank, [ServiceKey(D1.self)],
+            T.self, scope, rank, [AnyServiceKey(D1.self)],
             live: { table in try factory(try table.dependency(D1.self)) },
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory` from the service it takes.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func register<T: Sendable, D1: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1) throws -> T,
         preview: @escaping @Sendable (D1) throws -> T
     ) {
         add(
-            type, scope, rank, [ServiceKey(D1.self)],
+            T.self, scope, rank, [AnyServiceKey(D1.self)],
             live: { table in try factory(try table.dependency(D1.self)) },
             preview: { table in try preview(try table.dependency(D1.self)) })
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory` from the service it takes.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1) throws -> T
     ) {
         add(
-            type, .singleton, rank, [ServiceKey(D1.self)],
+            T.self, .singleton, rank, [AnyServiceKey(D1.self)],
             live: { table in try factory(try table.dependency(D1.self)) },
             preview: nil)
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory` from the service it takes.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1) throws -> T,
         preview: @escaping @Sendable (D1) throws -> T
     ) {
         add(
-            type, .singleton, rank, [ServiceKey(D1.self)],
+            T.self, .singleton, rank, [AnyServiceKey(D1.self)],
             live: { table in try factory(try table.dependency(D1.self)) },
             preview: { table in try preview(try table.dependency(D1.self)) })
     }
 
+    /// Provides a new instance of the service `key` names for each resolution,
+    /// built by `factory` from the service it takes.
     @inlinable
     public mutating func transient<T: Sendable, D1: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1) throws -> T
     ) {
         add(
-            type, .transient, rank, [ServiceKey(D1.self)],
+            T.self, .transient, rank, [AnyServiceKey(D1.self)],
             live: { table in try factory(try table.dependency(D1.self)) },
             preview: nil)
     }
 
+    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// built by `factory` from the service it takes.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1) throws -> T
     ) {
         add(
-            type, .cached, rank, [ServiceKey(D1.self)],
+            T.self, .cached, rank, [AnyServiceKey(D1.self)],
             live: { table in try factory(try table.dependency(D1.self)) },
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory` from the 2 services it takes.
     @inlinable
     public mutating func register<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2) throws -> T
     ) {
         add(
-            type, scope, rank, [ServiceKey(D1.self), ServiceKey(D2.self)],
+            T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
             live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory` from the 2 services it takes.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func register<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2) throws -> T,
         preview: @escaping @Sendable (D1, D2) throws -> T
     ) {
         add(
-            type, scope, rank, [ServiceKey(D1.self), ServiceKey(D2.self)],
+            T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
             live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
             preview: { table in try preview(try table.dependency(D1.self), try table.dependency(D2.self)) })
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory` from the 2 services it takes.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2) throws -> T
     ) {
         add(
-            type, .singleton, rank, [ServiceKey(D1.self), ServiceKey(D2.self)],
+            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
             live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
             preview: nil)
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory` from the 2 services it takes.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2) throws -> T,
         preview: @escaping @Sendable (D1, D2) throws -> T
     ) {
         add(
-            type, .singleton, rank, [ServiceKey(D1.self), ServiceKey(D2.self)],
+            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
             live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
             preview: { table in try preview(try table.dependency(D1.self), try table.dependency(D2.self)) })
     }
 
+    /// Provides a new instance of the service `key` names for each resolution,
+    /// built by `factory` from the 2 services it takes.
     @inlinable
     public mutating func transient<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2) throws -> T
     ) {
         add(
-            type, .transient, rank, [ServiceKey(D1.self), ServiceKey(D2.self)],
+            T.self, .transient, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
             live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
             preview: nil)
     }
 
+    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// built by `factory` from the 2 services it takes.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2) throws -> T
     ) {
         add(
-            type, .cached, rank, [ServiceKey(D1.self), ServiceKey(D2.self)],
+            T.self, .cached, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
             live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory` from the 3 services it takes.
     @inlinable
     public mutating func register<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
         add(
-            type, scope, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self)],
+            T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
             live: { table in
                 try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
             },
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory` from the 3 services it takes.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func register<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T,
         preview: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
         add(
-            type, scope, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self)],
+            T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
             live: { table in
                 try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
             },
@@ -238,27 +292,33 @@ extension ServiceRegistrar {
             })
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory` from the 3 services it takes.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
         add(
-            type, .singleton, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self)],
+            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
             live: { table in
                 try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
             },
             preview: nil)
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory` from the 3 services it takes.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T,
         preview: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
         add(
-            type, .singleton, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self)],
+            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
             live: { table in
                 try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
             },
@@ -267,39 +327,46 @@ extension ServiceRegistrar {
             })
     }
 
+    /// Provides a new instance of the service `key` names for each resolution,
+    /// built by `factory` from the 3 services it takes.
     @inlinable
     public mutating func transient<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
         add(
-            type, .transient, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self)],
+            T.self, .transient, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
             live: { table in
                 try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
             },
             preview: nil)
     }
 
+    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// built by `factory` from the 3 services it takes.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
         add(
-            type, .cached, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self)],
+            T.self, .cached, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
             live: { table in
                 try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
             },
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory` from the 4 services it takes.
     @inlinable
     public mutating func register<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
         add(
-            type, scope, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self), ServiceKey(D4.self)],
+            T.self, scope, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
             live: { table in
                 try factory(
                     try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
@@ -308,14 +375,19 @@ extension ServiceRegistrar {
             preview: nil)
     }
 
+    /// Provides the service `key` names in `scope`,
+    /// built by `factory` from the 4 services it takes.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func register<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T,
         preview: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
         add(
-            type, scope, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self), ServiceKey(D4.self)],
+            T.self, scope, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
             live: { table in
                 try factory(
                     try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
@@ -328,14 +400,16 @@ extension ServiceRegistrar {
             })
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory` from the 4 services it takes.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
         add(
-            type, .singleton, rank,
-            [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self), ServiceKey(D4.self)],
+            T.self, .singleton, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
             live: { table in
                 try factory(
                     try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
@@ -344,15 +418,19 @@ extension ServiceRegistrar {
             preview: nil)
     }
 
+    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// built by `factory` from the 4 services it takes.
+    ///
+    /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T,
         preview: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
         add(
-            type, .singleton, rank,
-            [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self), ServiceKey(D4.self)],
+            T.self, .singleton, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
             live: { table in
                 try factory(
                     try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
@@ -365,14 +443,16 @@ extension ServiceRegistrar {
             })
     }
 
+    /// Provides a new instance of the service `key` names for each resolution,
+    /// built by `factory` from the 4 services it takes.
     @inlinable
     public mutating func transient<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
         add(
-            type, .transient, rank,
-            [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self), ServiceKey(D4.self)],
+            T.self, .transient, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
             live: { table in
                 try factory(
                     try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
@@ -381,13 +461,16 @@ extension ServiceRegistrar {
             preview: nil)
     }
 
+    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// built by `factory` from the 4 services it takes.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
         add(
-            type, .cached, rank, [ServiceKey(D1.self), ServiceKey(D2.self), ServiceKey(D3.self), ServiceKey(D4.self)],
+            T.self, .cached, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
             live: { table in
                 try factory(
                     try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),

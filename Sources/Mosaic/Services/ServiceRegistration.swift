@@ -1,15 +1,15 @@
 /// One service a module provides: its key, scope, rank, the services its factory needs, and how to make its box.
-public struct ServiceRegistration: Sendable {
+package struct ServiceRegistration: Sendable {
     /// The service provided.
-    public let key: ServiceKey
+    package let key: AnyServiceKey
     /// How long its instances live.
-    public let scope: ServiceScope
+    package let scope: ServiceScope
     /// How it ranks against other providers of the same service.
-    public let rank: ServiceRank
+    package let rank: ServiceRank
     /// The services its factory takes, in order.
-    public let dependencies: [ServiceKey]
+    package let dependencies: [AnyServiceKey]
     /// Whether it has a factory for preview mode.
-    public let hasPreview: Bool
+    package let hasPreview: Bool
     /// Makes the box for `provider`, with the preview factory when `preview` is set and there is one.
     package let makeBox: @Sendable (_ provider: ModuleID, _ preview: Bool) -> AnyServiceBox
 }
@@ -17,76 +17,78 @@ public struct ServiceRegistration: Sendable {
 /// Where a module declares the services it provides and the ones it uses. Declaring runs no factory.
 ///
 /// ```swift
-/// module.services.singleton((any WeatherService).self) { (network: any NetworkClient) in
+/// module.services.singleton(.weatherService) { (network: any NetworkClient) in
 ///     NWSWeatherService(network: network)
 /// }
-/// module.services.use((any LocationService).self)
+/// module.services.use(.locationService)
 /// ```
 /// A factory's parameters are its dependencies, resolved by the kernel in order; they are declared uses too.
 public struct ServiceRegistrar: Sendable {
     /// The services provided, in declaration order.
-    public private(set) var provided: [ServiceRegistration] = []
+    package private(set) var provided: [ServiceRegistration] = []
     /// The services used, whether by a factory or by the module's own code.
-    public private(set) var used: [ServiceKey] = []
+    package private(set) var used: [AnyServiceKey] = []
 
+    /// An empty registrar, for a host's own services (`Kernel(…, services:)`).
     public init() {}
 
-    /// Provides `type` in `scope`, built by `factory` from the services its parameters name.
+    /// Provides the service `key` names in `scope`, built by `factory` from the services its parameters name.
     @inlinable
     public mutating func register<T: Sendable, each Dependency: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
-        add(type, scope, rank, keys(repeat (each Dependency).self), live: Self.erase(factory), preview: nil)
+        add(T.self, scope, rank, keys(repeat (each Dependency).self), live: Self.erase(factory), preview: nil)
     }
 
-    /// Provides `type` in `scope`, built by `factory`, or by `preview` when the kernel runs in preview mode.
+    /// Provides the service `key` names in `scope`, built by `factory`, or by `preview` when the kernel runs in
+    /// preview mode.
     @inlinable
     public mutating func register<T: Sendable, each Dependency: Sendable>(
-        _ type: T.Type, scope: ServiceScope, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, scope: ServiceScope, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T,
         preview: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
         add(
-            type, scope, rank, keys(repeat (each Dependency).self), live: Self.erase(factory),
+            T.self, scope, rank, keys(repeat (each Dependency).self), live: Self.erase(factory),
             preview: Self.erase(preview))
     }
 
-    /// Provides one shared instance of `type`, built on first use.
+    /// Provides one shared instance of the service `key` names, built on first use.
     @inlinable
     public mutating func singleton<T: Sendable, each Dependency: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
-        register(type, scope: .singleton, rank: rank, factory: factory)
+        register(key, scope: .singleton, rank: rank, factory: factory)
     }
 
-    /// Provides one shared instance of `type`, with a stand-in for preview mode.
+    /// Provides one shared instance of the service `key` names, with a stand-in for preview mode.
     @inlinable
     public mutating func singleton<T: Sendable, each Dependency: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T,
         preview: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
-        register(type, scope: .singleton, rank: rank, factory: factory, preview: preview)
+        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
     }
 
-    /// Provides a new instance of `type` for each resolution.
+    /// Provides a new instance of the service `key` names for each resolution.
     @inlinable
     public mutating func transient<T: Sendable, each Dependency: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
-        register(type, scope: .transient, rank: rank, factory: factory)
+        register(key, scope: .transient, rank: rank, factory: factory)
     }
 
-    /// Provides an instance of `type` kept until the kernel's `resetCached()`.
+    /// Provides an instance of the service `key` names, kept until the kernel's `resetCached()`.
     @inlinable
     public mutating func cached<T: Sendable, each Dependency: Sendable>(
-        _ type: T.Type, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
-        register(type, scope: .cached, rank: rank, factory: factory)
+        register(key, scope: .cached, rank: rank, factory: factory)
     }
 
     /// A factory of the kernel's shape (inlined where the module registers, so the closure is concrete code): resolve each parameter from the table, in order, then call.
@@ -98,18 +100,18 @@ public struct ServiceRegistrar: Sendable {
     }
 
     @inlinable
-    func keys<each Dependency>(_ types: repeat (each Dependency).Type) -> [ServiceKey] {
-        var keys: [ServiceKey] = []
-        for type in repeat each types { keys.append(ServiceKey(type)) }
+    func keys<each Dependency>(_ types: repeat (each Dependency).Type) -> [AnyServiceKey] {
+        var keys: [AnyServiceKey] = []
+        for type in repeat each types { keys.append(AnyServiceKey(type)) }
         return keys
     }
 
     @usableFromInline
     mutating func add<T: Sendable>(
-        _ type: T.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [ServiceKey],
+        _ type: T.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [AnyServiceKey],
         live: @escaping @Sendable (ServiceTable) throws -> T, preview: (@Sendable (ServiceTable) throws -> T)?
     ) {
-        let key = ServiceKey(type)
+        let key = AnyServiceKey(type)
         provided.append(
             ServiceRegistration(
                 key: key, scope: scope, rank: rank, dependencies: dependencies, hasPreview: preview != nil,
@@ -120,9 +122,14 @@ public struct ServiceRegistrar: Sendable {
         for dependency in dependencies where !used.contains(dependency) { used.append(dependency) }
     }
 
-    /// Declares that the module's code resolves `type`, which another module or the host provides.
-    public mutating func use<T>(_ type: T.Type) {
-        let key = ServiceKey(type)
+    /// Declares that the module's code resolves the service `key` names, which another module or the host
+    /// provides. A module's `@Injected` properties declare their use themselves.
+    public mutating func use<T>(_ key: ServiceKey<T>) {
+        use(key.erased)
+    }
+
+    /// Declares a use by its erased key.
+    package mutating func use(_ key: AnyServiceKey) {
         if !used.contains(key) { used.append(key) }
     }
 }

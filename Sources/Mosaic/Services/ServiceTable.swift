@@ -9,9 +9,12 @@ package final class ServiceTable: Sendable {
     @usableFromInline let slots: [Unmanaged<AnyServiceBox>?]
     private let owners: [AnyServiceBox]
     @usableFromInline let shift: Int
+    /// Who learns of builds and failed resolves through this table (the kernel's telemetry).
+    package let observer: (any ServiceObserver)?
 
     /// A table of `boxes`, each under its key; a later box with the same key replaces an earlier one.
-    package init(_ entries: [AnyServiceBox]) {
+    package init(_ entries: [AnyServiceBox], observer: (any ServiceObserver)? = nil) {
+        self.observer = observer
         var bits = 3
         while (1 << bits) < entries.count * 2 { bits += 1 }
         var keys = [UInt](repeating: 0, count: 1 << bits)
@@ -60,10 +63,17 @@ package final class ServiceTable: Sendable {
         return try unsafeDowncast(box.takeUnretainedValue(), to: ServiceBox<T>.self).get(from: self)
     }
 
+    /// Reports `error`, a failed resolve by `module`, to the observer; returns it.
+    @usableFromInline
+    package func failed(_ error: ServiceError, by module: ModuleID) -> ServiceError {
+        observer?.resolveFailed(error, by: module)
+        return error
+    }
+
     /// Resolves a dependency of a factory: declared and validated at boot, so no visibility check.
     @inlinable
     package func dependency<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
-        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
+        if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return value }
         guard let box = box(for: ObjectIdentifier(type)) else {
             throw ServiceError(
                 .noProvider, service: qualifiedTypeName(type),

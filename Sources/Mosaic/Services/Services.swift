@@ -1,7 +1,7 @@
 /// What one module may resolve: its own services, those it declared it uses, and the host's.
 ///
 /// ```swift
-/// let weather = try context.services.resolve((any WeatherService).self)
+/// let weather = try context.services.resolve(.weatherService)
 /// ```
 /// Resolving reads a table frozen at boot: no lock, no string hashing, no dynamic cast. A service the module did
 /// not declare fails with ``ServiceError/Code-swift.struct/notDeclared``, so every dependency is visible in the
@@ -11,18 +11,28 @@ public struct Services: Sendable {
     @usableFromInline let all: ServiceTable
     /// The module this view belongs to.
     public let module: ModuleID
+    /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
+    @usableFromInline let countsResolves: Bool
 
     /// A view for `module` over `visible`, whose factories resolve their dependencies from `all`.
     package init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
         self.module = module
         self.visible = visible
         self.all = all
+        self.countsResolves = all.observer?.countsResolves ?? false
     }
 
-    /// The service of type `type`.
+    /// The service `key` names.
     @inlinable
-    public func resolve<T: Sendable>(_ type: T.Type = T.self) throws(ServiceError) -> T {
-        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return value }
+    public func resolve<T: Sendable>(_ key: ServiceKey<T>) throws(ServiceError) -> T {
+        try resolve(T.self)
+    }
+
+    /// The service of type `type`: the kernel's and harness's form of ``resolve(_:)-(ServiceKey<T>)``.
+    @inlinable
+    package func resolve<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
+        if countsResolves { countResolve() }
+        if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return value }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         return try all.resolve(box, as: type)
     }
@@ -30,8 +40,10 @@ public struct Services: Sendable {
     /// Runs `body` with the service, borrowed rather than returned: a built singleton is then read without touching
     /// its reference count, so threads sharing one singleton do not contend on it.
     @inlinable
-    public func withService<T: Sendable, R>(_ type: T.Type, _ body: (T) -> R) throws(ServiceError) -> R {
-        if ServiceOverrides.areActive, let value = ServiceOverrides.current?.value(of: type) { return body(value) }
+    public func withService<T: Sendable, R>(_ key: ServiceKey<T>, _ body: (T) -> R) throws(ServiceError) -> R {
+        let type = T.self
+        if countsResolves { countResolve() }
+        if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return body(value) }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
         let lent: R? = box._withUnsafeGuaranteedRef { box in
             box.withBuiltAddress { $0 == 0 ? nil : ServiceBox<T>.withValue(at: $0, body) }
@@ -40,17 +52,28 @@ public struct Services: Sendable {
         return body(try all.resolve(box, as: type))
     }
 
+    /// Reports one resolve to the observer (only when the host opted in to counting them).
+    @usableFromInline @inline(never)
+    func countResolve() {
+        all.observer?.resolved(by: module)
+    }
+
     @usableFromInline
     func undeclared(_ type: any Any.Type) -> ServiceError {
         let name = qualifiedTypeName(type)
         guard all.box(for: ObjectIdentifier(type)) != nil else {
-            return ServiceError(
-                .noProvider, service: name,
-                message: "nothing provides \(name); register a provider for it, or remove the use from \(module).")
+            return all.failed(
+                ServiceError(
+                    .noProvider, service: name,
+                    message: "nothing provides \(name); register a provider for it, or remove the use from \(module)."),
+                by: module)
         }
-        return ServiceError(
-            .notDeclared, service: name,
-            message: "\(module) resolved \(name) without declaring it; add `module.services.use(\(name).self)` "
-                + "to \(module)'s registration.")
+        return all.failed(
+            ServiceError(
+                .notDeclared, service: name,
+                message: "\(module) resolved \(name) without declaring it; add `module.services.use(…)` with the key "
+                    + "of \(name) to \(module)'s registration, or read it through an `@Injected` property of the module."
+            ),
+            by: module)
     }
 }

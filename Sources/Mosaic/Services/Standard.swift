@@ -6,11 +6,11 @@
 public protocol Standard: Sendable {}
 
 /// A module's demand that the host's standard conform to a protocol.
-public struct StandardRequirement: Sendable {
+package struct StandardRequirement: Sendable {
     /// The protocol's name, for messages.
-    public let name: String
+    package let name: String
     /// Whether a standard meets the requirement.
-    public let isMet: @Sendable (any Standard) -> Bool
+    package let isMet: @Sendable (any Standard) -> Bool
 }
 
 extension ModuleRegistrar {

@@ -11,10 +11,12 @@ public struct StateKey<Value: Codable & Sendable & Equatable>: Sendable {
     public let id: String
     /// The value before anything is written (and when persisted data cannot be read).
     public let initial: Value
+    /// Where the value is kept between launches.
     public let persistence: StatePersistence
     /// The modules allowed to write; `nil` lets every module write. The host may always write.
     public let writers: Set<ModuleID>?
 
+    /// A key named `id` (unique in the app), with its value before anything is written, where it is kept, and the modules that may write it (`nil`: any).
     public init(
         _ id: String, initial: Value, persistence: StatePersistence = .memory, writers: Set<ModuleID>? = nil
     ) {
@@ -38,13 +40,15 @@ public enum StatePersistence: Sendable, Hashable {
 
 /// Why a state write was refused.
 public struct StateError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What happened and what to do.
     public let message: String
+    /// The value as text, for messages and logs.
     public var description: String { message }
     package init(_ message: String) { self.message = message }
 }
 
 /// What keeps shared state: the kernel, or a test harness.
-public protocol StateStore: Sendable {
+package protocol StateStore: Sendable {
     /// The current value of `key`.
     func read<Value>(_ key: StateKey<Value>) -> Value
     /// Changes `key`'s value atomically as `writer`; observers see the new value if it differs.

@@ -16,6 +16,7 @@ public struct ModuleCatalog: Sendable {
         /// Read from a manifest file at this path.
         case manifestFile(String)
 
+        /// `code`, or the manifest file's path.
         public var description: String {
             switch self {
             case .code: "code"
@@ -91,7 +92,7 @@ extension ModuleCatalog {
     public var contributedPoints: [AnyExtensionPoint] {
         var points: [AnyExtensionPoint] = []
         for point in registrars.flatMap({ $0.contributions.map(\.point) })
-        where !AnyExtensionPoint.standard.contains(point) && !points.contains(point) {
+        where !AnyExtensionPoint.builtIn.contains(point) && !points.contains(point) {
             points.append(point)
         }
         return points

@@ -9,7 +9,8 @@ public struct ModuleFactory: Sendable {
     public let manifest: Manifest
     /// Makes a fresh instance; called only after validation, once per activation.
     public let make: @Sendable () -> any Module
-    /// Declares what the module provides and uses; called once, before validation.
+    /// Declares what the module provides and uses (with the uses of its `@Injected` properties); called once,
+    /// before validation.
     public let register: @Sendable (inout ModuleRegistrar) -> Void
     /// The module type, when made from one; two factories of one type are the same module.
     let type: ObjectIdentifier?
@@ -20,7 +21,11 @@ public struct ModuleFactory: Sendable {
     public init<M: Module>(_ type: M.Type) {
         self.manifest = M.manifest
         self.make = { M() }
-        self.register = { M.register(in: &$0) }
+        self.register = { registrar in
+            M.register(in: &registrar)
+            // The module's `@Injected` properties declare their uses: an instance made only to read them.
+            for key in InjectedUses.recorded(while: { _ = M() }) { registrar.services.use(key) }
+        }
         self.type = ObjectIdentifier(type)
         self.name = qualifiedTypeName(type)
     }

@@ -6,7 +6,9 @@ package import Mosaic
 package struct ModuleCanvas: Sendable {
     /// One titled list of facts; an empty list renders as "none".
     package struct Section: Sendable {
+        /// The section's heading.
         package let title: String
+        /// Its facts, one line each.
         package let items: [String]
     }
 
@@ -73,9 +75,26 @@ package struct ModuleCanvas: Sendable {
             Section(title: "Events subscribed", items: registration.interactions.subscribed),
             Section(title: "State keys written", items: registration.interactions.written),
             Section(title: "State keys read", items: registration.interactions.read),
-            // ISSUE-17: list the module's configuration keys here once modules declare them (issue 17).
-            Section(title: "Configuration keys", items: []),
+            Section(
+                title: "Configuration keys",
+                items: registration.configurationKeys.map { Self.describe($0, of: id) }),
         ]
+    }
+
+    /// A configuration key as the canvas lists it: full name, kind, default or "required", "secret", and the
+    /// environment variable that sets it. A secret's default is never shown, nor any value the host supplies.
+    static func describe(_ key: AnyConfigurationKey, of id: ModuleID) -> String {
+        let components =
+            id.rawValue.split(separator: ".").map(String.init) + key.name.split(separator: ".").map(String.init)
+        var facts = [key.kind.rawValue]
+        switch (key.defaultValue, key.isSecret) {
+        case (nil, _): facts.append("required")
+        case (.some, true): facts.append("has a default")
+        case (.some(let value), false): facts.append("default \(value)")
+        }
+        if key.isSecret { facts.append("secret") }
+        return "\(components.joined(separator: ".")) (\(facts.joined(separator: ", "))) · environment "
+            + Kernel.environmentName(components)
     }
 
     /// The canvas as Markdown.

@@ -15,8 +15,10 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         /// A module cannot run until the problem is fixed.
         case error
 
+        /// Orders severities from ``note`` to ``error``, so that `diagnostics.map(\.severity).max()` is the worst.
         public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rawValue < rhs.rawValue }
 
+        /// `note`, `warning` or `error`, as printed at the start of a diagnostic.
         public var description: String {
             switch self {
             case .note: "note"
@@ -37,6 +39,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         /// The path of keys to the bad value, such as `dependencies[1].versions`, when known.
         public var keyPath: String?
 
+        /// Points at a file, and within it at a line and column or a key path when they are known.
         public init(file: String, line: Int? = nil, column: Int? = nil, keyPath: String? = nil) {
             self.file = file
             self.line = line
@@ -44,6 +47,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
             self.keyPath = keyPath
         }
 
+        /// `path:line:column (at key.path)`, leaving out the parts that are not known.
         public var description: String {
             var text = file
             if let line { text += ":\(line)" }
@@ -66,6 +70,10 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     /// The file the problem was found in, for problems found while reading manifest files.
     public var location: Location?
 
+    /// Makes a diagnostic; a message or fix longer than 4,096 UTF-8 bytes is cut short, with its length stated.
+    ///
+    /// Hosts and tools make their own diagnostics with this, for example to report problems they find beside the
+    /// kernel's in one list. End `fix` with what the reader should do.
     public init(
         _ code: Code,
         _ severity: Severity,
@@ -105,9 +113,13 @@ extension Diagnostic {
     ///
     /// Codes are strings so that adding one is never a breaking change; match them with the static members.
     public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible, ExpressibleByStringLiteral {
+        /// The code as written, area then problem, such as `dependency.cycle`.
         public let rawValue: String
+        /// Wraps any string; codes Mosaic does not define are allowed, for a host's or tool's own diagnostics.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// Lets a code be written as a string literal, as the static members below are.
         public init(stringLiteral value: String) { self.init(rawValue: value) }
+        /// The code as written: ``rawValue``.
         public var description: String { rawValue }
 
         // Discovery
@@ -173,6 +185,8 @@ extension Diagnostic {
         public static let duplicateContribution: Code = "contribution.duplicate-id"
         /// A point has more or fewer contributions than its cardinality allows.
         public static let cardinalityViolated: Code = "contribution.cardinality"
+        /// A contribution names, as the tab it is a page of, a tab no module declares.
+        public static let unknownTab: Code = "contribution.unknown-tab"
 
         // Deeplinks
         /// Two handlers for one feature and action.

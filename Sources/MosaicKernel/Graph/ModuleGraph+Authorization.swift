@@ -18,8 +18,8 @@ extension ModuleGraph {
     ///
     /// A module runs when it has no fault, no unmet or unavailable required dependency, and every entitlement it
     /// needs. Otherwise it is failed (its own fault) or blocked (by the entitlements and modules it waits for).
-    func authorize(
-        _ policy: EntitlementPolicy,
+    func verdicts(
+        under policy: EntitlementPolicy,
         failures: [ModuleID: String] = [:],
         leaving: Set<ModuleID> = []
     ) -> (verdicts: [Verdict], diagnostics: [Diagnostic]) {

@@ -19,8 +19,26 @@ extension ModuleGraph {
             }
         }
         var claims: [String: [(node: Int, declaration: ContributionDeclaration)]] = [:]
+        let tabs = Set(
+            nodes.indices.filter { nodes[$0].fault == nil }.flatMap { index in
+                nodes[index].registrar.contributions.filter { $0.point.id == ExtensionPoint.tabs.id }.map(\.id)
+            })
         for index in nodes.indices where nodes[index].fault == nil {
-            for declaration in nodes[index].registrar.contributions where accepts(declaration, from: index, claims) {
+            for declaration in nodes[index].registrar.contributions {
+                guard let tab = declaration.metadata.tab, !tabs.contains(tab) else { continue }
+                let id = nodes[index].id
+                let known = tabs.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+                report(
+                    .unknownTab, .error, [id],
+                    "\(id) contributes \"\(declaration.id)\" as a page of the tab \"\(tab)\", which no module "
+                        + "declares; the tabs are: \(tabs.isEmpty ? "none" : known).",
+                    fix: "Name one of those tabs in \(declaration.id)'s `tab:`, or declare the tab "
+                        + "(module.tab(\"\(tab)\")).")
+            }
+        }
+        for index in nodes.indices where nodes[index].fault == nil {
+            for declaration in nodes[index].registrar.contributions
+            where declaration.metadata.tab.map(tabs.contains) ?? true && accepts(declaration, from: index, claims) {
                 claims[declaration.point.id, default: []].append((index, declaration))
             }
         }

@@ -37,13 +37,13 @@ extension ModuleGraph {
     public func manifest(of id: ModuleID) -> Manifest? { node(id)?.manifest }
 
     /// What module `id` declared at registration (no module code beyond `register(in:)` runs), if the graph has it.
-    public func registration(of id: ModuleID) -> ModuleRegistrar? { node(id)?.registrar }
+    package func registration(of id: ModuleID) -> ModuleRegistrar? { node(id)?.registrar }
 
     /// The level of module `id` in ``levels`` (0: depends on nothing), or `nil` for a module in a cycle.
     public func level(of id: ModuleID) -> Int? { levels.firstIndex { $0.contains(id) } }
 
     /// The registration that provides `key` and its module (`nil`: the host), if anything provides it.
-    public func provider(of key: ServiceKey) -> (module: ModuleID?, registration: ServiceRegistration)? {
+    package func provider(of key: AnyServiceKey) -> (module: ModuleID?, registration: ServiceRegistration)? {
         serviceProviders[key].map { provider in (provider.module.map { nodes[$0].id }, provider.registration) }
     }
 }

@@ -21,8 +21,8 @@ extension ModuleGraph {
     }
 
     private mutating func chooseProviders(host: ServiceRegistrar) {
-        var candidates: [ServiceKey: [ServiceProvider]] = [:]
-        var order: [ServiceKey] = []
+        var candidates: [AnyServiceKey: [ServiceProvider]] = [:]
+        var order: [AnyServiceKey] = []
         let all =
             host.provided.map { ServiceProvider(module: nil, registration: $0) }
             + nodes.indices.flatMap { index in
@@ -54,7 +54,7 @@ extension ModuleGraph {
     }
 
     /// Makes module `index` require the module that provides `key`, or reports that nothing does.
-    private mutating func link(_ index: Int, to key: ServiceKey) {
+    private mutating func link(_ index: Int, to key: AnyServiceKey) {
         let id = nodes[index].id
         guard let provider = serviceProviders[key] else {
             report(
@@ -93,9 +93,9 @@ extension ModuleGraph {
 
     /// Cycles among factories, and singletons that would capture a transient or cached service.
     private mutating func checkFactories() {
-        var state: [ServiceKey: Bool] = [:]  // false: on the current path; true: done.
-        var reported: Set<Set<ServiceKey>> = []
-        func visit(_ key: ServiceKey, path: [ServiceKey]) {
+        var state: [AnyServiceKey: Bool] = [:]  // false: on the current path; true: done.
+        var reported: Set<Set<AnyServiceKey>> = []
+        func visit(_ key: AnyServiceKey, path: [AnyServiceKey]) {
             if state[key] == true { return }
             if state[key] == false {
                 let cycle = Array(path.drop { $0 != key })

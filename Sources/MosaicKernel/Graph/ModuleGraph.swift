@@ -50,9 +50,9 @@ public struct ModuleGraph: Sendable {
     /// Positions in ``nodes`` of every module not in a cycle, each after all of its dependencies.
     var order: [Int] = []
     /// The registration chosen for each service.
-    var serviceProviders: [ServiceKey: ServiceProvider] = [:]
+    var serviceProviders: [AnyServiceKey: ServiceProvider] = [:]
     /// The services in the order they were first registered (host first), for stable diagnostics.
-    var serviceOrder: [ServiceKey] = []
+    var serviceOrder: [AnyServiceKey] = []
     /// The host's extension points by identifier.
     var points: [String: AnyExtensionPoint] = [:]
     /// The module that handles each feature and action.
@@ -62,7 +62,7 @@ public struct ModuleGraph: Sendable {
     public internal(set) var levels: [[ModuleID]] = []
 
     /// Validates `catalog` against `host`, its services against those `services` (the host's) provides and the
-    /// host's `standard`, its contributions against the standard extension points and `extensionPoints`,
+    /// host's `standard`, its contributions against the built-in extension points and `extensionPoints`,
     /// collecting every problem.
     public init(
         catalog: ModuleCatalog, host: HostEnvironment, services: ServiceRegistrar = ServiceRegistrar(),
@@ -74,7 +74,7 @@ public struct ModuleGraph: Sendable {
         for index in nodes.indices { checkModule(index) }
         resolveDependencies()
         resolveServices(host: services, standard: standard)
-        checkContributions(points: AnyExtensionPoint.standard + extensionPoints)
+        checkContributions(points: AnyExtensionPoint.builtIn + extensionPoints)
         checkDeeplinks()
         findCycles()
         plan()

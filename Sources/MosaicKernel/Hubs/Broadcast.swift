@@ -24,15 +24,19 @@ final class Broadcast<Element: Sendable>: Sendable {
     init() {}
 
     /// A new subscriber's stream: `first` (when given), then what `convert` makes of each element sent from now
-    /// on (`nil` skips it). After ``finish()`` the stream is empty and ends at once.
+    /// on (`nil` skips it). After ``finish()`` the stream is empty and ends at once. `observe` learns how each
+    /// element sent fared in the subscriber's buffer (for the kernel's metrics).
     func subscribe<Output: Sendable>(
         bufferingPolicy: AsyncStream<Output>.Continuation.BufferingPolicy = .unbounded, first: Output? = nil,
+        observe: (@Sendable (AsyncStream<Output>.Continuation.YieldResult) -> Void)? = nil,
         convert: @escaping @Sendable (Element) -> Output?
     ) -> Subscription<Output> {
         let (stream, continuation) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: bufferingPolicy)
         let subscriber = Subscriber(
             yield: { element in
-                if let output = convert(element) { continuation.yield(output) }
+                guard let output = convert(element) else { return }
+                let result = continuation.yield(output)
+                observe?(result)
             }, finish: { continuation.finish() })
         let token: Int? = state.withLock { state in
             guard !state.finished else { return nil }

@@ -45,11 +45,13 @@ final class DeeplinkRouter: Sendable {
     private let pendingLimit: Int
     private let pendingTimeLimit: Duration
     private let clock: KernelClock
+    let telemetry: Telemetry
 
     init(
         navigator: @escaping @Sendable (String) async -> Void, pendingLimit: Int, pendingTimeLimit: Duration,
-        clock: KernelClock
+        clock: KernelClock, telemetry: Telemetry
     ) {
+        self.telemetry = telemetry
         self.navigator = navigator
         self.pendingLimit = pendingLimit
         self.pendingTimeLimit = pendingTimeLimit
@@ -122,7 +124,7 @@ final class DeeplinkRouter: Sendable {
     /// Navigates to the link's tab and runs its handler, waiting for the handler's module if need be. With
     /// `navigationOnly`, a handler not declared `navigatesOnly` is not run (nor the tab navigated to): the link is
     /// answered `needsConfirmation`. The decision is made on the route the link really reaches.
-    func open(_ link: Deeplink, navigationOnly: Bool = false) async -> DeeplinkResult {
+    func dispatch(_ link: Deeplink, navigationOnly: Bool) async -> DeeplinkResult {
         guard let feature = link.feature else {
             await navigator(link.tab)
             return .handled(tab: link.tab, module: nil)
@@ -196,6 +198,16 @@ final class DeeplinkRouter: Sendable {
             DeeplinkError(
                 .moduleInactive, "\(owner), which handles \(key.feature), is not active: it is \(reason).",
                 fix: "Activate \(owner) (grant its entitlements, fix its dependencies), then open the link again."))
+    }
+
+    /// The route template `key` reaches (`feature/action`, or `feature/*` for a feature's catch-all) and its
+    /// module, when a module handles it; never a value only the link supplied.
+    func template(of key: RouteKey) -> (template: String, module: ModuleID)? {
+        state.withLock { state in
+            if let owner = state.owners[key] { return ("\(key.feature)/\(key.action ?? "*")", owner) }
+            let feature = RouteKey(feature: key.feature, action: nil)
+            return state.owners[feature].map { ("\(key.feature)/*", $0) }
+        }
     }
 
     /// The entry for `key`'s feature and action, else for its feature as a whole; never the feature's when the

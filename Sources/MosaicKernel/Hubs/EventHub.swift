@@ -1,5 +1,7 @@
+internal import CoreMetrics
 internal import Mosaic
 internal import Synchronization
+internal import Tracing
 
 /// The kernel's event bus: typed fan-out from active modules to subscribers, each with a bounded buffer that drops
 /// its oldest event rather than make a publisher wait. A module's subscriptions end with its ledger.
@@ -24,8 +26,15 @@ final class EventHub: EventBus {
     static let host: ModuleID = "mosaic.host"
 
     private let state = Mutex(State())
+    let telemetry: Telemetry
+
+    init(telemetry: Telemetry) {
+        self.telemetry = telemetry
+    }
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
+        let span = publishSpan(Event.self, from: sender)
+        defer { span.end() }
         let type = ObjectIdentifier(Event.self)
         let accepted = state.withLock { state -> Bool in
             guard state.publishers.contains(sender) else { return false }
@@ -36,6 +45,7 @@ final class EventHub: EventBus {
             return true
         }
         guard accepted else {
+            span.setStatus(SpanStatus(code: .error, message: "sender not active"))
             throw EventError(
                 "\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
         }
@@ -57,7 +67,10 @@ final class EventHub: EventBus {
             let key = ObjectIdentifier(Event.self)
             let channel = state.channels[key] ?? Broadcast()
             state.channels[key] = channel
-            return channel.subscribe(bufferingPolicy: .bufferingNewest(max(1, buffer))) { delivery in
+            return channel.subscribe(
+                bufferingPolicy: .bufferingNewest(max(1, buffer)),
+                observe: deliveryObserver(Event.self, subscriber: module, buffer: max(1, buffer))
+            ) { delivery in
                 (delivery.event as? Event).map {
                     EventEnvelope(sender: delivery.sender, event: $0, sequence: delivery.sequence)
                 }

@@ -1,10 +1,10 @@
-public import Mosaic
+@_spi(Hosting) public import Mosaic
 
 extension Kernel {
     /// Opens a link from outside: parses it under ``KernelOptions/deeplinkRules``, navigates to its tab with the
     /// host's navigator, then awaits the handler of its feature and action. A link whose module is not active yet
     /// waits for it (within ``KernelOptions/pendingDeeplinkLimit`` and ``KernelOptions/pendingDeeplinkTimeLimit``).
-    /// Never throws: a bad or unhandled link comes back as ``DeeplinkResult/notHandled(_:)`` with the reason.
+    /// Never throws: a bad or unhandled link comes back as `DeeplinkResult.notHandled(_:)` with the reason.
     public nonisolated func open(_ text: String) async -> DeeplinkResult {
         let link: Deeplink
         do {
@@ -27,7 +27,7 @@ extension Kernel {
 
     /// Opens a link only if it changes nothing: one naming no feature, or whose handler (the one the link really
     /// reaches) was declared `navigatesOnly`. Any other link is not run and is answered
-    /// ``DeeplinkResult/notHandled(_:)`` with code `needsConfirmation`: what a host uses for links that arrive by
+    /// `DeeplinkResult.notHandled(_:)` with code `needsConfirmation`: what a host uses for links that arrive by
     /// `GET`, which another site can make a browser send.
     public nonisolated func openNavigationOnly(_ link: Deeplink) async -> DeeplinkResult {
         do {
@@ -67,5 +67,5 @@ extension Kernel {
 
 extension Kernel {
     /// The host's handle on shared state: it may write every key.
-    public nonisolated var state: SharedState { SharedState(store: stateHub, module: StateHub.host) }
+    public nonisolated var sharedState: SharedState { SharedState(store: stateHub, module: StateHub.host) }
 }

@@ -6,7 +6,7 @@ struct ServiceRuntime {
     /// A box is identified by who provides which service, so a rebuild keeps the instances already built.
     struct BoxKey: Hashable {
         let provider: ModuleID
-        let key: ServiceKey
+        let key: AnyServiceKey
     }
 
     /// The provider name of services the host registers.
@@ -23,7 +23,10 @@ struct ServiceRuntime {
     private(set) var table: ServiceTable
 
     /// The runtime for `graph`, reusing the boxes of `previous` that still provide the same service.
-    init(graph: ModuleGraph, previous: [BoxKey: AnyServiceBox] = [:], preview: Bool) {
+    init(
+        graph: ModuleGraph, previous: [BoxKey: AnyServiceBox] = [:], preview: Bool,
+        observer: (any ServiceObserver)? = nil
+    ) {
         provided = Array(repeating: [], count: graph.nodes.count)
         var hostBoxes: [AnyServiceBox] = []
         for (key, provider) in graph.serviceProviders {
@@ -38,7 +41,7 @@ struct ServiceRuntime {
                 hostBoxes.append(box)
             }
         }
-        let all = ServiceTable(Array(boxes.values))
+        let all = ServiceTable(Array(boxes.values), observer: observer)
         table = all
         hostView = Services(module: Self.hostID, visible: all, all: all)
         let hostOnly = ServiceTable(hostBoxes)

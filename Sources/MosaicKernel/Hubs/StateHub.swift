@@ -46,7 +46,14 @@ final class StateHub: StateStore {
 
     /// A hub persisting keys under `directory`; without one, they live in memory (with a warning). A database
     /// write waits up to `busyTimeout` for another process's lock.
-    init(directory: String?, busyTimeout: Duration = .seconds(5), persister: (any StatePersister)? = nil) {
+    /// Where write counts and persistence times go; `nil` records none.
+    let telemetry: Telemetry?
+
+    init(
+        directory: String?, busyTimeout: Duration = .seconds(5), persister: (any StatePersister)? = nil,
+        telemetry: Telemetry? = nil
+    ) {
+        self.telemetry = telemetry
         self.directory = directory
         self.busyTimeout = busyTimeout
         self.persister = persister
@@ -59,7 +66,7 @@ final class StateHub: StateStore {
         state.withLock { state in current(key, in: &state) }
     }
 
-    func write<Value>(_ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void) throws {
+    func apply<Value>(_ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void) throws {
         if let writers = key.writers, writer != Self.host, !writers.contains(writer) {
             throw StateError(
                 "\(writer) may not write \(key.id); only \(writers.map(\.rawValue).sorted().joined(separator: ", ")) may."
@@ -84,7 +91,7 @@ final class StateHub: StateStore {
             try Self.$isChanging.withValue(true) { try update(&value) }
             guard value != old else { return }
             if let persister = state.withLock({ persister(for: key.persistence, in: &$0) }) {
-                try persister.save(value, for: key.id)
+                try persisting(key.id) { try persister.save(value, for: key.id) }
             }
             state.withLock { state in
                 state.entries[key.id]?.value = value

@@ -18,6 +18,8 @@ public struct BootReport: Sendable {
         public let activationTime: Duration?
         /// How long its participants took in the last run of each lifecycle phase.
         public let phaseTimes: [LifecyclePhase: Duration]
+        /// Why it was last activated (boot, a grant, an install, a dependency), when it was.
+        public var cause: ActivationCause? = nil
     }
 
     /// The modules, in catalog order.

@@ -5,15 +5,21 @@ public import Mosaic
 public struct DispatchReport: Sendable {
     /// How one module's part ended.
     public enum Outcome: Sendable, Hashable {
+        /// The participant or listener returned.
         case completed
+        /// It threw; the text names the module and quotes the error (cut to 500 characters).
         case failed(String)
+        /// It did not return within `KernelOptions.participantTimeLimit` and was cancelled.
         case timedOut
     }
 
     /// One module's part.
     public struct Entry: Sendable, Hashable {
+        /// The module that took part.
         public let module: ModuleID
+        /// How long its participants or listeners ran, together.
         public let duration: Duration
+        /// How its part ended.
         public let outcome: Outcome
     }
 

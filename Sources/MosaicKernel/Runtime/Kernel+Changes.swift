@@ -16,6 +16,7 @@ extension Kernel {
             try requireRunning()
             policy.grant(entitlement)
             logger.info("entitlement granted", metadata: ["entitlement": "\(entitlement)"])
+            operationCause = .grant(entitlement)
             await reconcile()
         }
     }
@@ -43,7 +44,7 @@ extension Kernel {
         try await install(ModuleFactory(module: module))
     }
 
-    /// Installs the module `factory` makes; see ``install(_:)-(any Module.Type)``.
+    /// Installs the module `factory` makes; see ``install(_:)-(Module.Type)``.
     @discardableResult
     public func install(_ factory: ModuleFactory) async throws(KernelError) -> ModuleState {
         try await exclusively { () async throws(KernelError) -> ModuleState in
@@ -74,6 +75,8 @@ extension Kernel {
             rebuildGraph()
             if let index = graph.position[id] { validate(index) }
             logger.info("module installed", metadata: ["module": "\(id)"])
+            operationCause = .install
+            activationCauses[id] = .install
             await reconcile()
             return state(of: id) ?? .discovered
         }
@@ -81,6 +84,7 @@ extension Kernel {
 
     /// Deactivates and removes module `id`.
     ///
+    /// - Parameter id: The module to remove; its manifest file, if it came from one, is left alone.
     /// - Parameter dependents: With ``DependentsPolicy/refuse`` (the default), a module that active modules
     ///   require is not removed; with ``DependentsPolicy/deactivate``, those others are deactivated first, dependents before
     ///   dependencies, and stay blocked.

@@ -1,11 +1,12 @@
 internal import Logging
 public import Mosaic
+internal import Tracing
 
 extension Kernel {
     /// Runs `phase`: the participants of every active module, each module's after those of the modules it
     /// depends on, each within ``KernelOptions/participantTimeLimit``. A participant that throws or hangs is
     /// reported (in the returned report and as a diagnostic) and the others still run. Phases can be run again
-    /// and again, such as ``LifecyclePhase/backgroundRefresh``.
+    /// and again, such as `.backgroundRefresh`.
     @discardableResult
     public func run(_ phase: LifecyclePhase) async throws(KernelError) -> DispatchReport {
         try await dispatch(.phase(phase), name: phase.name) { $0.participants.contains { $0.phase == phase } }
@@ -27,8 +28,13 @@ extension Kernel {
             try requireRunning()
             let started = clock.now()
             dispatchEntries = []
-            await runInDependencyOrder(
-                graph.order.filter { records[$0].isActive && takesPart(graph.nodes[$0].registrar) }, kind: kind)
+            let span = startDispatchSpan(kind)
+            await within(span) {
+                await runInDependencyOrder(
+                    graph.order.filter { records[$0].isActive && takesPart(graph.nodes[$0].registrar) }, kind: kind)
+            }
+            span.end()
+            recordDiagnostics()
             return DispatchReport(name: name, entries: dispatchEntries, duration: clock.now() - started)
         }
     }

@@ -1,5 +1,6 @@
 internal import Logging
 internal import Mosaic
+internal import Tracing
 
 extension Kernel {
     /// Brings every module to the state the graph and the policy call for: stops what may no longer run
@@ -8,20 +9,43 @@ extension Kernel {
     func reconcile() async {
         contributionStore.setGranted(policy.granted)
         deeplinkRouter.setGranted(policy.granted)
-        var verdicts = authorize()
+        let authorization = telemetry.startSpan(SpanName.authorize)
+        var verdicts = currentVerdicts()
+        authorization.attributes.set(SpanKey.diagnostics, value: .int64(Int64(authorizationDiagnostics.count)))
+        authorization.end()
         await deactivate(records.indices.filter { records[$0].isActive && !verdicts[$0].isRun })
         settle(verdicts)
         let failuresBefore = failures.count
-        await activate(graph.order.filter { verdicts[$0].isRun && !records[$0].isActive })
+        let planning = telemetry.startSpan(SpanName.plan)
+        let starting = graph.order.filter { verdicts[$0].isRun && !records[$0].isActive }
+        planning.attributes.set(SpanKey.modules, value: .int64(Int64(starting.count)))
+        planning.end()
+        await activate(starting)
         if failures.count != failuresBefore {
-            verdicts = authorize()
+            verdicts = currentVerdicts()
             settle(verdicts)
+        }
+        operationCause = .boot
+        recordDiagnostics()
+    }
+
+    /// Why the module at `index` activates now: the operation's own subject, or a dependency that came up.
+    private func cause(of index: Int, starting: Set<Int>) -> ActivationCause {
+        let manifest = graph.nodes[index].manifest
+        switch operationCause {
+        case .boot: return .boot
+        case .grant(let entitlement) where manifest.entitlements.contains(entitlement): return operationCause
+        case .install where activationCauses[manifest.id] == .install && records[index].activationTime == nil:
+            return .install
+        default:
+            let dependency = graph.nodes[index].required.first { starting.contains($0) }
+            return dependency.map { .dependency(graph.nodes[$0].id) } ?? operationCause
         }
     }
 
     /// The verdict on every module under the current policy and failures; keeps the authorization diagnostics.
-    func authorize() -> [Verdict] {
-        let (verdicts, diagnostics) = graph.authorize(policy, failures: failures, leaving: leaving)
+    func currentVerdicts() -> [Verdict] {
+        let (verdicts, diagnostics) = graph.verdicts(under: policy, failures: failures, leaving: leaving)
         authorizationDiagnostics = diagnostics
         return verdicts
     }
@@ -45,6 +69,8 @@ extension Kernel {
     /// Activates the modules at `positions` (in dependency order, concurrently where they are independent). A
     /// module whose required dependency did not come up is left authorized for ``settle(_:)`` to block.
     func activate(_ positions: [Int]) async {
+        let starting = Set(positions)
+        for index in positions { activationCauses[graph.nodes[index].id] = cause(of: index, starting: starting) }
         for index in positions {
             move(index) { lifecycle in
                 switch lifecycle {
@@ -89,6 +115,7 @@ extension Kernel {
             events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger), module: id),
             state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id))
         context.ledger = ledger
+        context.configuration = configurations[id] ?? ModuleConfiguration()
         records[index].context = context
         let make = graph.nodes[index].entry.factory.make
         let table = serviceRuntime.table

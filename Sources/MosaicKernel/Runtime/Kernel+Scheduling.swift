@@ -1,4 +1,5 @@
 internal import Mosaic
+internal import Tracing
 
 extension Kernel {
     /// Runs the activation, deactivation, phase participants or event listeners of each module at `positions`,
@@ -18,6 +19,7 @@ extension Kernel {
             run: runCount, kind: kind,
             timeLimit: timeLimit(of: kind), positions: positions, size: nodes.count,
             waitsOn: { kind == .deactivation ? nodes[$0].dependents : nodes[$0].dependencies })
+        schedule.parent = ServiceContext.current
         self.schedule = schedule
         await withCheckedContinuation { continuation in
             schedule.completion = continuation
@@ -62,7 +64,10 @@ extension Kernel {
                 schedule.done(index)
                 continue
             }
-            schedule.running[index] = Self.spawn(job, kernel: self, clock: clock, run: schedule.run, index: index)
+            let span = startJobSpan(index, schedule.kind, parent: schedule.parent)
+            schedule.spans[index] = span
+            schedule.running[index] = Self.spawn(
+                job, kernel: self, clock: clock, run: schedule.run, index: index, context: span.context)
             schedule.deadlines.append((index, clock.now() + schedule.timeLimit))
         }
         if schedule.timer == nil, let deadline = schedule.earliestDeadline() {
@@ -93,6 +98,7 @@ extension Kernel {
     }
 
     private func finish(_ index: Int, _ outcome: Outcome, _ kind: Schedule.Kind) {
+        endJobSpan(schedule?.spans.removeValue(forKey: index), index, outcome, kind)
         switch kind {
         case .activation: finishActivation(index, outcome)
         case .deactivation: finishDeactivation(index, outcome)
@@ -104,13 +110,13 @@ extension Kernel {
     /// Starts `job` off the kernel's actor (task-local values still flow in). Reports the outcome unless the
     /// kernel gave up on the job first, in which case a module it hands back is deactivated instead.
     private nonisolated static func spawn(
-        _ job: @escaping ModuleJob, kernel: Kernel, clock: KernelClock, run: Int, index: Int
+        _ job: @escaping ModuleJob, kernel: Kernel, clock: KernelClock, run: Int, index: Int, context: ServiceContext
     ) -> Task<Void, Never> {
         Task {
             let began = clock.now()
             let result: Outcome.Result
             do {
-                result = .finished(try await job())
+                result = .finished(try await ServiceContext.$current.withValue(context) { try await job() })
             } catch {
                 result = .threw(error)
             }

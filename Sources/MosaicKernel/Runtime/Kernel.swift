@@ -1,5 +1,6 @@
 public import Logging
 public import Mosaic
+internal import Tracing
 
 /// The runtime: validates the module graph, authorizes, activates in dependency order, and keeps the modules in
 /// the state the graph and the host's policy call for as both change.
@@ -11,11 +12,11 @@ public import Mosaic
 /// print(report.table)
 /// ```
 ///
-/// Operations that change the running set (``boot()``, ``grant(_:)``, ``revoke(_:)``, ``install(_:)``,
+/// Operations that change the running set (``boot()``, ``grant(_:)``, ``revoke(_:)``, ``install(_:)-(Module.Type)``,
 /// ``uninstall(_:dependents:)``, ``shutdown()``) run one at a time, in the order they were called; queries answer
 /// at once, even while an operation is under way.
 public actor Kernel {
-    private enum Phase {
+    private enum Status {
         case idle
         case running
         case shutDown
@@ -43,15 +44,17 @@ public actor Kernel {
     /// The clock of every time limit, delay and timing (``KernelOptions/clock``).
     let clock: KernelClock
     let logger: Logger
+    /// Where spans and metrics go (``KernelOptions/tracer``, ``KernelOptions/metricsFactory``).
+    let telemetry: Telemetry
     /// The services the host itself registers, and its standard.
     let hostServices: ServiceRegistrar
     let standard: (any Standard)?
-    /// The extension points the host declares beyond the standard ones.
+    /// The extension points the host declares beyond the built-in ones.
     let extensionPoints: [AnyExtensionPoint]
 
     // MARK: The module graph and the policy over it
 
-    private var phase = Phase.idle
+    private var status = Status.idle
     var catalog: ModuleCatalog
     var graph: ModuleGraph
     var policy: EntitlementPolicy
@@ -67,6 +70,17 @@ public actor Kernel {
     var leaving: Set<ModuleID> = []
     var runtimeDiagnostics: [Diagnostic] = []
     private var bootDuration: Duration = .zero
+    /// What the operation under way activates modules for (boot, a grant, an install).
+    var operationCause = ActivationCause.boot
+    /// Why each module was last activated.
+    var activationCauses: [ModuleID: ActivationCause] = [:]
+    /// The diagnostic codes the diagnostics gauge has shown, so that one that went away reads 0.
+    var reportedDiagnostics: Set<DiagnosticKey> = []
+    /// How many modules are in each state, for the `mosaic_modules` gauge; empty until counted.
+    var stateCounts: [String: Int] = [:]
+    /// Each module's configuration values, read at validation; and as the host may show them.
+    var configurations: [ModuleID: ModuleConfiguration] = [:]
+    var configurationEntries: [ModuleID: [ConfigurationEntry]] = [:]
     private let changes = Broadcast<StateChange>()
 
     // MARK: The hubs (what active modules are granted, through their ledgers)
@@ -77,7 +91,7 @@ public actor Kernel {
     /// The deeplink handlers of active modules.
     let deeplinkRouter: DeeplinkRouter
     /// Events between modules.
-    let eventHub = EventHub()
+    let eventHub: EventHub
     /// State shared between modules.
     let stateHub: StateHub
 
@@ -117,14 +131,19 @@ public actor Kernel {
         self.options = options
         self.clock = KernelClock(options.clock)
         self.logger = logger
+        let telemetry = Telemetry(options: options)
+        self.telemetry = telemetry
         self.graph = ModuleGraph(
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
-        self.serviceRuntime = ServiceRuntime(graph: graph, preview: options.preview)
+        self.serviceRuntime = ServiceRuntime(
+            graph: graph, preview: options.preview, observer: ServiceTelemetry(telemetry: telemetry))
+        self.eventHub = EventHub(telemetry: telemetry)
         self.contributionStore = ContributionStore(points: graph.points.values)
-        self.stateHub = StateHub(directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout)
+        self.stateHub = StateHub(
+            directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout, telemetry: telemetry)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
-            pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock)
+            pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)
         deeplinkRouter.setOwners(graph.deeplinkOwners)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
     }
@@ -166,7 +185,7 @@ public actor Kernel {
     ) -> [Diagnostic] {
         let graph = ModuleGraph(
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
-        return graph.diagnostics + graph.authorize(entitlements).diagnostics
+        return graph.diagnostics + graph.verdicts(under: entitlements).diagnostics
     }
 
     /// Validates the catalog and activates every module that can run, in dependency order.
@@ -176,15 +195,23 @@ public actor Kernel {
     @discardableResult
     public func boot() async throws(KernelError) -> BootReport {
         try await exclusively { () async throws(KernelError) -> BootReport in
-            switch phase {
-            case .idle: phase = .running
+            switch status {
+            case .idle: status = .running
             case .running: throw KernelError(.alreadyBooted, "The kernel is already booted; boot() runs once.")
             case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one to boot again.")
             }
             let started = clock.now()
-            for index in records.indices { validate(index) }
-            await reconcile()
+            let span = telemetry.startSpan(SpanName.boot, attributes: [SpanKey.modules: .int64(Int64(records.count))])
+            await within(span) {
+                let validation = telemetry.startSpan(SpanName.validate)
+                for index in records.indices { validate(index) }
+                validation.attributes.set(SpanKey.diagnostics, value: .int64(Int64(graph.diagnostics.count)))
+                validation.end()
+                await reconcile()
+            }
             bootDuration = clock.now() - started
+            telemetry.record(MetricName.bootDuration, [], bootDuration)
+            span.end()
             let report = self.report()
             report.log(to: logger)
             return report
@@ -195,9 +222,11 @@ public actor Kernel {
     /// Calling it again does nothing.
     public func shutdown() async {
         await exclusivelyEvenIfCancelled {
-            guard phase != .shutDown else { return }
-            phase = .shutDown
-            await deactivate(records.indices.filter { records[$0].isActive })
+            guard status != .shutDown else { return }
+            status = .shutDown
+            let span = telemetry.startSpan(SpanName.shutdown)
+            await within(span) { await deactivate(records.indices.filter { records[$0].isActive }) }
+            span.end()
             logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
             changes.finish()
             contributionStore.finish()
@@ -233,7 +262,8 @@ public actor Kernel {
             BootReport.Entry(
                 id: graph.nodes[index].manifest.id, version: graph.nodes[index].manifest.version,
                 origin: graph.nodes[index].entry.origin, state: records[index].lifecycle.state,
-                activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes)
+                activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes,
+                cause: records[index].activationTime == nil ? nil : activationCauses[graph.nodes[index].id])
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
     }
@@ -244,7 +274,7 @@ public actor Kernel {
     }
 
     func requireRunning() throws(KernelError) {
-        switch phase {
+        switch status {
         case .running: return
         case .idle: throw KernelError(.notBooted, "The kernel is not booted yet; call boot() first.")
         case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one.")
@@ -315,6 +345,7 @@ public actor Kernel {
         let to = next.state
         guard from != to else { return }
         deeplinkRouter.setUnavailable(graph.nodes[index].id, reason: Self.unavailability(to))
+        recordTransition(index, from: from, to: to)
         changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to))
     }
 
@@ -338,14 +369,21 @@ public actor Kernel {
     func rebuildGraph() {
         let previous = Dictionary(uniqueKeysWithValues: zip(graph.ids, records))
         graph = makeGraph(catalog)
-        serviceRuntime = ServiceRuntime(graph: graph, previous: serviceRuntime.boxes, preview: options.preview)
+        serviceRuntime = ServiceRuntime(
+            graph: graph, previous: serviceRuntime.boxes, preview: options.preview,
+            observer: ServiceTelemetry(telemetry: telemetry))
         records = graph.nodes.map { previous[$0.id] ?? Record() }
+        stateCounts = [:]
         deeplinkRouter.setOwners(graph.deeplinkOwners)
     }
 
     /// Discovered → validated, or failed when the module has a fault of its own.
     func validate(_ index: Int) {
-        let fault = graph.nodes[index].fault
+        var fault = graph.nodes[index].fault
+        if fault == nil, let problem = loadConfiguration(index) {
+            fault = problem
+            failures[graph.nodes[index].id] = problem
+        }
         move(index) { lifecycle in
             guard case .discovered(let discovered) = lifecycle else { return nil }
             return fault.map { .failed(discovered.fail($0)) } ?? .validated(discovered.validate())

@@ -4,8 +4,11 @@ public import Mosaic
 public struct KernelError: Error, Sendable, CustomStringConvertible {
     /// The kind of refusal; new codes may be added.
     public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The code as written, such as `not-booted`.
         public let rawValue: String
+        /// Wraps a string; match codes with the static members rather than building them.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code as written: ``rawValue``.
         public var description: String { rawValue }
 
         /// `boot()` was called a second time.
@@ -40,6 +43,7 @@ public struct KernelError: Error, Sendable, CustomStringConvertible {
         self.diagnostics = diagnostics
     }
 
+    /// The message, then each diagnostic behind the refusal on its own indented line.
     public var description: String {
         ([message] + diagnostics.map { "  \($0)" }).joined(separator: "\n")
     }

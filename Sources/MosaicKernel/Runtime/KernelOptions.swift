@@ -1,4 +1,7 @@
+public import Configuration
+public import CoreMetrics
 public import Mosaic
+public import Tracing
 
 /// How the kernel runs modules.
 public struct KernelOptions: Sendable {
@@ -26,6 +29,18 @@ public struct KernelOptions: Sendable {
     /// The clock every time limit and delay above is measured on, and the report's timings; tests pass a manual
     /// clock (MosaicTesting's `ManualClock`) so that no test waits for, or races, the wall clock.
     public var clock: any Clock<Duration>
+    /// Where the kernel's spans go; `nil` uses the tracer the host bootstrapped (`InstrumentationSystem`), which
+    /// is a no-op tracer when it bootstrapped none. The kernel never bootstraps one.
+    public var tracer: (any Tracer)? = nil
+    /// Where the kernel's metrics go; `nil` uses the factory the host bootstrapped (`MetricsSystem`). The kernel
+    /// never bootstraps one.
+    public var metricsFactory: (any MetricsFactory)? = nil
+    /// Whether every service resolve is counted (`mosaic_service_resolves_total`); off by default, so that the
+    /// resolve hot path costs one untaken branch.
+    public var countsEveryResolve = false
+    /// Where modules' configuration values come from (environment variables, a JSON file, the command line…),
+    /// asked in order; boot reads and checks every key a module declares before any module runs.
+    public var configurationProviders: [any ConfigProvider] = []
 
     /// Options with defaults suited to an app: 10 s limits, 8 modules at a time.
     public init(

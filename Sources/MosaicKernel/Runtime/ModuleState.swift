@@ -51,6 +51,7 @@ public enum ModuleState: Sendable, Hashable, CustomStringConvertible {
     /// Whether the module is running.
     public var isActive: Bool { self == .active }
 
+    /// The state's name, followed by the reason when the module is failed or blocked: `blocked: …`.
     public var description: String {
         reason.map { "\(name): \($0)" } ?? name
     }
@@ -63,6 +64,7 @@ public enum Blocker: Sendable, Hashable, CustomStringConvertible {
     /// An entitlement that is not granted.
     case entitlement(Entitlement)
 
+    /// `module com.ghost.location` or `entitlement 'weather'`.
     public var description: String {
         switch self {
         case .module(let id): "module \(id)"
@@ -80,5 +82,6 @@ public struct StateChange: Sendable, Hashable, CustomStringConvertible {
     /// The state it entered.
     public let to: ModuleState
 
+    /// `com.ghost.weather: active → blocked: …`, for logs.
     public var description: String { "\(id): \(from.name) → \(to)" }
 }

@@ -1,4 +1,5 @@
 internal import Mosaic
+internal import Tracing
 
 /// One module's activation or deactivation, run in a task of its own so that a module that never returns can be
 /// abandoned; returns the module instance when there is one to keep.
@@ -48,6 +49,10 @@ final class Schedule {
     var deadlineHead = 0
     var timer: Task<Void, Never>?
     var completion: CheckedContinuation<Void, Never>?
+    /// The service context of the operation the run belongs to: its jobs' spans are children of it.
+    var parent: ServiceContext?
+    /// The span of each job under way.
+    var spans: [Int: any Span] = [:]
 
     /// A run over `positions` of a graph of `size` modules, each waiting on the positions `waitsOn` names that are
     /// themselves in the run.

@@ -1,11 +1,14 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import GhostApp
 import Logging
+import Metrics
 import Mosaic
 import MosaicCommands
 import MosaicHummingbird
 import MosaicKernel
+import Prometheus
 
 /// `swift run ghost`: serves the app (`serve`, the default), or checks, draws and documents its modules.
 @main
@@ -15,12 +18,14 @@ struct Ghost: AsyncParsableCommand {
         subcommands: [Serve.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
 }
 
-/// Ghost as the Mosaic commands see it: the catalog and host it serves.
+/// Ghost as the Mosaic commands see it: the catalog and host it serves. Commands that boot (`graph --boot`)
+/// keep shared state in memory, never in the data directory.
 enum GhostHost: CommandableHost {
     static var commandHost: CommandHost {
         CommandHost(
             catalog: ModuleCatalog(groups: AppManifest.groups), environment: AppManifest.host,
-            entitlements: AppManifest.defaultEntitlements, extensionPoints: WebHost.extensionPoints)
+            entitlements: AppManifest.defaultEntitlements, extensionPoints: WebHost.extensionPoints,
+            options: KernelOptions(deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme])))
     }
 }
 
@@ -53,6 +58,24 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("grant"), help: "An entitlement to grant; repeat for more (default: weather, sports, art).")
     var grants: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Also serve /health/live, /health/ready and /metrics on this port (on loopback).",
+            discussion: "The admin server keeps answering (503) while the modules deactivate at shutdown."))
+    var adminPort: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "A JSON file of module configuration, such as {\"com\": {\"ghost\": {\"weather\": {\"units\": \"metric\"}}}}.",
+            discussion: "Modules read keys under their identifier. The environment (COM_GHOST_WEATHER_UNITS) and "
+                + "--set override the file."))
+    var configFile: String?
+
+    @Option(
+        name: .customLong("set"),
+        help: "A module configuration value as key=value (com.ghost.weather.units=metric); repeat for more.")
+    var settings: [String] = []
+
     @Flag(help: "Boot, print the report, shut down and exit, without serving.")
     var check = false
 
@@ -60,11 +83,17 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535, not \(port).")
         }
+        if let adminPort, !(0...65_535).contains(adminPort) || adminPort == port {
+            throw ValidationError("--admin-port must be between 0 and 65535 and differ from --port, not \(adminPort).")
+        }
         guard idleTimeout > 0 else {
             throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
         }
         for name in allowedHosts where name.isEmpty || name.contains(where: { $0 == "/" || $0 == " " }) {
             throw ValidationError("--allow-host takes a host name or address without a scheme or path, not “\(name)”.")
+        }
+        for setting in settings where !setting.contains("=") || setting.hasPrefix("=") {
+            throw ValidationError("--set takes key=value, such as com.ghost.weather.units=metric, not “\(setting)”.")
         }
         for grant in grants {
             if let problem = Entitlement(grant).problem { throw ValidationError("--grant \(grant): \(problem)") }
@@ -72,11 +101,16 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
+        LoggingSystem.bootstrap(
+            { label, metadataProvider in
+                var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
+                handler.logLevel = .warning
+                return handler
+            }, metadataProvider: .mosaicModule)
+        // The host owns the metrics backend: Mosaic reports through swift-metrics, and Ghost serves the registry's
+        // text at /metrics.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         do {
             try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         } catch {
@@ -84,15 +118,16 @@ struct Serve: AsyncParsableCommand {
                 "Cannot use \(dataDirectory) as the data directory (\(error)); pass --data-directory.")
         }
         let catalog = ModuleCatalog(groups: AppManifest.groups)
+        var configuration = KernelOptions(
+            deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory)
+        configuration.configurationProviders = try await configurationProviders()
         let granted: Set<Entitlement> =
             grants.isEmpty ? AppManifest.defaultEntitlements : Set(grants.map { Entitlement($0) })
         let kernel = Kernel(
             catalog: catalog, host: AppManifest.host, entitlements: .granted(granted),
-            extensionPoints: WebHost.extensionPoints,
-            options: KernelOptions(
-                deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory))
-        print(try await kernel.boot().table)
+            extensionPoints: WebHost.extensionPoints, options: configuration)
         if check {
+            print(try await kernel.boot().table)
             await kernel.shutdown()
             return
         }
@@ -100,10 +135,37 @@ struct Serve: AsyncParsableCommand {
             allowedHosts: WebHostOptions.loopbackHosts.union(allowedHosts), idleTimeout: .seconds(idleTimeout))
         let host = WebHost(
             kernel: kernel, catalog: catalog, scheme: AppManifest.scheme, title: "Ghost", options: options,
-            logger: Logger(label: "ghost.web"))
-        try await WebServer.run(host, address: bind, port: port, logger: Logger(label: "ghost")) { port in
-            print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.")
-        }
+            logger: Logger(label: "ghost.web"),
+            operations: OperationsOptions(metrics: { registry.emitToString() }))
+        // The server boots the kernel, so that /health/ready answers 503 until boot has finished.
+        try await WebServer.run(
+            host, address: bind, port: port, admin: adminPort.map { AdminAddress(port: $0) },
+            logger: Logger(label: "ghost"),
+            onRunning: { port in print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.") },
+            onBooted: { print($0.table) })
         print("Ghost stopped: server closed, requests finished, modules deactivated.")
+    }
+
+    /// Where modules' configuration comes from, first match wins: `--set`, the environment, `--config-file`.
+    func configurationProviders() async throws -> [any ConfigProvider] {
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        for setting in settings {
+            let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+            values[AbsoluteConfigKey(parts[0].split(separator: ".").map(String.init))] = ConfigValue(
+                .string(parts.count > 1 ? parts[1] : ""), isSecret: false)
+        }
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "command line (--set)", values: values), EnvironmentVariablesProvider(),
+        ]
+        if let configFile {
+            let location = InMemoryProvider(values: ["filePath": ConfigValue(.string(configFile), isSecret: false)])
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: location)))
+            } catch {
+                throw ValidationError(
+                    "Cannot read \(configFile) as JSON configuration (\(error)); fix the file or the path.")
+            }
+        }
+        return providers
     }
 }

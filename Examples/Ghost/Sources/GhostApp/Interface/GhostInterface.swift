@@ -16,11 +16,16 @@ public protocol WeatherData: Sendable {
 
 /// The weather in one city.
 public struct CityWeather: Sendable, Hashable, Codable {
+    /// The city, as the data source spells it.
     public var city: String
+    /// Degrees Celsius now.
     public var temperature: Int
+    /// What the sky is doing, in a few words.
     public var condition: String
+    /// The next days, one line each.
     public var forecast: [String]
 
+    /// Weather for one city.
     public init(city: String, temperature: Int, condition: String, forecast: [String]) {
         self.city = city
         self.temperature = temperature
@@ -39,9 +44,13 @@ public protocol SportsData: Sendable {
 
 /// One finished game.
 public struct Game: Sendable, Hashable, Codable {
+    /// The home team.
     public var home: String
+    /// The visiting team.
     public var away: String
+    /// The home team's score.
     public var homeScore: Int
+    /// The visiting team's score.
     public var awayScore: Int
 }
 
@@ -52,14 +61,19 @@ public protocol ArtData: Sendable {
 
 /// One work of art.
 public struct Artwork: Sendable, Hashable, Codable {
+    /// The work's title.
     public var title: String
+    /// Who made it.
     public var artist: String
+    /// When it was made (a year or a span, as the source gives it).
     public var year: String
 }
 
 /// What a person opened, published by the feature that handled it; Analytics counts these.
 public struct FeatureOpened: Sendable, Hashable {
+    /// The feature that was opened, for example `weather`.
     public var feature: String
+    /// An opening of `feature`.
     public init(feature: String) { self.feature = feature }
 }
 
@@ -84,30 +98,49 @@ extension StateKey where Value == [String: Int] {
 
 /// `ghost://dashboard/weather/city?name=Chicago`: make `name` the favourite city.
 public struct CityRoute: DeeplinkRoute {
-    public static let tab = "dashboard"
-    public static let feature = "weather"
+    public static let tab = "dashboard", feature = "weather"
+    /// The action: `city`.
     public static let action: String? = "city"
+    /// The city to make the favourite.
     public var name: String
-
+    /// A link to make `name` the favourite city.
     public init(name: String) { self.name = name }
-    public init(link: Deeplink) throws(DeeplinkError) { name = try link.require("name") }
-    public var query: [QueryItem] { [QueryItem("name", name)] }
 }
 
 /// `ghost://sports/sports/team?name=Bulls`: show `name`'s games first.
 public struct TeamRoute: DeeplinkRoute {
-    public static let tab = "sports"
-    public static let feature = "sports"
+    public static let tab = "sports", feature = "sports"
+    /// The action: `team`.
     public static let action: String? = "team"
+    /// The team to show first.
     public var name: String
-
+    /// A link to show `name` first.
     public init(name: String) { self.name = name }
-    public init(link: Deeplink) throws(DeeplinkError) { name = try link.require("name") }
-    public var query: [QueryItem] { [QueryItem("name", name)] }
+}
+
+extension ServiceKey where Value == any LocationService {
+    /// Where the user is.
+    public static var location: Self { Self() }
+}
+
+extension ServiceKey where Value == any WeatherData {
+    /// Weather by city.
+    public static var weatherData: Self { Self() }
+}
+
+extension ServiceKey where Value == any SportsData {
+    /// Results by team.
+    public static var sportsData: Self { Self() }
+}
+
+extension ServiceKey where Value == any ArtData {
+    /// Works of art.
+    public static var artData: Self { Self() }
 }
 
 /// Why a link named something Ghost has no data for.
 public struct UnknownName: Error, Sendable, CustomStringConvertible {
+    /// What was not found and which names exist.
     public let description: String
     init(_ kind: String, _ name: String, known: [String]) {
         description = "There is no \(kind) named '\(name)'; try one of: \(known.joined(separator: ", "))."

@@ -2,11 +2,13 @@ public import Mosaic
 
 /// The platform modules every Ghost build has.
 public enum CoreModules: ModuleGroup {
+    /// Location, Analytics and Settings.
     public static let modules: [any Module.Type] = [LocationModule.self, AnalyticsModule.self, SettingsModule.self]
 }
 
 /// The feature modules, each owned by a feature team; adding a feature is one line here.
 public enum FeatureModules: ModuleGroup {
+    /// Weather, Art, Sports and Dashboard.
     public static let modules: [any Module.Type] = [
         WeatherModule.self, ArtModule.self, SportsModule.self, DashboardModule.self,
     ]

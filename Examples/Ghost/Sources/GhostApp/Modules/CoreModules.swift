@@ -1,34 +1,33 @@
-public import Mosaic
+internal import Mosaic
 internal import MosaicWeb
 
 /// Where the user is; a platform service other modules build on.
-public struct LocationModule: Module {
-    public static let manifest = Manifest(
+struct LocationModule: Module {
+    static let manifest = Manifest(
         id: "com.ghost.location", version: "1.2.0",
         compatibility: Compatibility(features: ["location"]))
-    public init() {}
 
-    public static func register(in module: inout ModuleRegistrar) {
-        module.services.singleton((any LocationService).self) { FixedLocation() }
+    static func register(in module: inout ModuleRegistrar) {
+        module.services.singleton(.location) { FixedLocation() }
     }
 }
 
 /// Counts what people open (the `FeatureOpened` events features publish) into shared state, and shows the counts:
 /// a sidebar item (Forsetti's example) and a settings panel.
-public struct AnalyticsModule: Module {
-    public static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
-    public init() {}
+struct AnalyticsModule: Module {
+    static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
 
-    public static func register(in module: inout ModuleRegistrar) {
+    static func register(in module: inout ModuleRegistrar) {
         module.subscribes(to: FeatureOpened.self)
         module.reads(.usage)
         module.writes(.usage)
         module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
             (context: ActivationContext) in
-            NavigationItem(target: "ghost://settings", badge: "\(context.state[.usage].values.reduce(0, +))")
+            NavigationItem(
+                target: context.url(forTab: "settings"), badge: "\(context.state[.usage].values.reduce(0, +))")
         }
         // Marks every response, so an operator sees analytics is in the path (and its absence when it is not).
-        module.contribute(to: .webMiddleware, id: "analytics.header", title: "Analytics header") {
+        module.contribute(to: .webMiddleware, id: "analytics.header") {
             WebMiddleware { request, next in
                 var response = try await next(request)
                 response.headers["X-Ghost-Analytics"] = "on"
@@ -43,7 +42,7 @@ public struct AnalyticsModule: Module {
         }
     }
 
-    public func activate(_ context: ActivationContext) async throws {
+    func activate(_ context: ActivationContext) async throws {
         let opened = context.events.subscribe(to: FeatureOpened.self)
         // Lives exactly as long as this module is active: cancelled and awaited before it deactivates.
         context.task {
@@ -55,14 +54,13 @@ public struct AnalyticsModule: Module {
 }
 
 /// The settings a person changes in the app itself; the host's own settings (entitlements) sit beside them.
-public struct SettingsModule: Module {
-    public static let manifest = Manifest(id: "com.ghost.settings", version: "1.0.0")
-    public init() {}
+struct SettingsModule: Module {
+    static let manifest = Manifest(id: "com.ghost.settings", version: "1.0.0")
 
-    public static func register(in module: inout ModuleRegistrar) {
-        module.contribute(to: .tabs, id: "settings", priority: 10, title: "Settings", icon: "gear") {
-            NavigationItem(target: "ghost://settings")
-        }
+    static func register(in module: inout ModuleRegistrar) {
+        module.reads(.favouriteCity)
+        module.reads(.favouriteTeam)
+        module.tab("settings", priority: 10, title: "Settings", icon: "gear")
         module.contribute(to: .settings, id: "settings.favourites", title: "Favourites") {
             (context: ActivationContext) in
             Panel(

@@ -1,24 +1,20 @@
 internal import Foundation
 internal import Logging
-public import Mosaic
+internal import Mosaic
 internal import MosaicWeb
 
 /// Weather for the favourite city: a tab, a dashboard widget, and `city?name=` links that change the city.
-public struct WeatherModule: Module {
-    public static let manifest = Manifest(
-        id: "com.ghost.weather", version: "1.4.0",
-        requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
+struct WeatherModule: Module {
+    static let manifest = Manifest(
+        id: "com.ghost.weather", version: "1.4.0", requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
         entitlements: ["weather"])
-    public init() {}
 
-    public static func register(in module: inout ModuleRegistrar) {
-        module.services.singleton((any WeatherData).self) { try SampleWeather() }
+    static func register(in module: inout ModuleRegistrar) {
         module.publishes(FeatureOpened.self)
         module.reads(.favouriteCity)
         module.writes(.favouriteCity)
-        module.contribute(to: .tabs, id: "weather", priority: 90, title: "Weather", icon: "cloud.sun") {
-            NavigationItem(target: "ghost://weather")
-        }
+        module.services.singleton(.weatherData) { try SampleWeather() }
+        module.tab("weather", priority: 90, title: "Weather", icon: "cloud.sun")
         module.contribute(to: .dashboardWidgets, id: "weather.today", priority: 100, title: "Weather") {
             (context: ActivationContext, data: any WeatherData) in
             let city = context.state[.favouriteCity]
@@ -27,7 +23,7 @@ public struct WeatherModule: Module {
                 .heading(weather.city), .facts([Fact("Now", "\(weather.temperature)°, \(weather.condition)")]),
                 .list(weather.forecast))
         }
-        module.contribute(to: .tabPages, id: "weather.cities", title: "Cities", attributes: ["tab": "weather"]) {
+        module.contribute(to: .tabPages, id: "weather.cities", title: "Cities", tab: "weather") {
             (context: ActivationContext, data: any WeatherData) in
             let favourite = context.state[.favouriteCity]
             return Panel(
@@ -35,11 +31,11 @@ public struct WeatherModule: Module {
                     let mark = weather.city == favourite ? " ★" : ""
                     return .group([
                         .heading(weather.city + mark), .text("\(weather.temperature)°, \(weather.condition)"),
-                        .link(title: "Make favourite", target: CityRoute(name: weather.city).link(scheme: "ghost").url),
+                        .link(title: "Make favourite", target: context.url(for: CityRoute(name: weather.city))),
                     ])
                 })
         }
-        module.contribute(to: .webRoutes, id: "weather.api", title: "Weather API") { (data: any WeatherData) in
+        module.contribute(to: .webRoutes, id: "weather.api") { (data: any WeatherData) in
             WebRoute(.get, "/weather/:city") { request in
                 guard let weather = request.parameters["city"].flatMap(data.weather(in:)) else {
                     return .json(#"{"error":"no such city"}"#, status: 404)
@@ -47,8 +43,7 @@ public struct WeatherModule: Module {
                 return .json(String(decoding: try JSONEncoder().encode(weather), as: UTF8.self))
             }
         }
-        module.handle(CityRoute.self) { route, context in
-            let data = try context.services.resolve((any WeatherData).self)
+        module.handle(CityRoute.self) { (route: CityRoute, context: ActivationContext, data: any WeatherData) in
             guard let weather = data.weather(in: route.name) else {
                 throw UnknownName("city", route.name, known: data.cities).linkError
             }
@@ -59,36 +54,29 @@ public struct WeatherModule: Module {
 }
 
 /// Results for the favourite team: a tab, a widget, and `team?name=` links.
-public struct SportsModule: Module {
-    public static let manifest = Manifest(
+struct SportsModule: Module {
+    static let manifest = Manifest(
         id: "com.ghost.sports", version: "1.0.0",
         requires: [.module("com.ghost.analytics", from: "1.0.0", optional: true)],
         entitlements: ["sports"])
-    public init() {}
 
-    public static func register(in module: inout ModuleRegistrar) {
-        module.services.singleton((any SportsData).self) { try SampleSports() }
+    static func register(in module: inout ModuleRegistrar) {
         module.publishes(FeatureOpened.self)
         module.reads(.favouriteTeam)
         module.writes(.favouriteTeam)
-        module.contribute(to: .tabs, id: "sports", priority: 80, title: "Sports", icon: "sportscourt") {
-            NavigationItem(target: "ghost://sports")
-        }
+        module.services.singleton(.sportsData) { try SampleSports() }
+        module.tab("sports", priority: 80, title: "Sports", icon: "sportscourt")
         module.contribute(to: .dashboardWidgets, id: "sports.scores", priority: 80, title: "Scores") {
             (context: ActivationContext, data: any SportsData) in
             let team = context.state[.favouriteTeam]
             let games = data.games(of: team).map { "\($0.home) \($0.homeScore) – \($0.awayScore) \($0.away)" }
             return Panel(.heading(team), games.isEmpty ? .text("No games yet.") : .list(games))
         }
-        module.contribute(to: .tabPages, id: "sports.teams", title: "Teams", attributes: ["tab": "sports"]) {
-            (data: any SportsData) in
-            Panel(
-                blocks: data.teams.map { team in
-                    .link(title: team, target: TeamRoute(name: team).link(scheme: "ghost").url)
-                })
+        module.contribute(to: .tabPages, id: "sports.teams", title: "Teams", tab: "sports") {
+            (context: ActivationContext, data: any SportsData) in
+            Panel(blocks: data.teams.map { .link(title: $0, target: context.url(for: TeamRoute(name: $0))) })
         }
-        module.handle(TeamRoute.self) { route, context in
-            let data = try context.services.resolve((any SportsData).self)
+        module.handle(TeamRoute.self) { (route: TeamRoute, context: ActivationContext, data: any SportsData) in
             guard let team = data.teams.first(where: { $0.caseInsensitiveCompare(route.name) == .orderedSame }) else {
                 throw UnknownName("team", route.name, known: data.teams).linkError
             }
@@ -99,45 +87,37 @@ public struct SportsModule: Module {
 }
 
 /// A work of art each day.
-public struct ArtModule: Module {
-    public static let manifest = Manifest(id: "com.ghost.art", version: "0.9.0", entitlements: ["art"])
-    public init() {}
+struct ArtModule: Module {
+    static let manifest = Manifest(id: "com.ghost.art", version: "0.9.0", entitlements: ["art"])
 
-    public static func register(in module: inout ModuleRegistrar) {
-        module.services.singleton((any ArtData).self) { try SampleArt() }
-        module.contribute(to: .tabs, id: "art", priority: 70, title: "Art", icon: "paintpalette") {
-            NavigationItem(target: "ghost://art")
-        }
+    static func register(in module: inout ModuleRegistrar) {
+        module.services.singleton(.artData) { try SampleArt() }
+        module.tab("art", priority: 70, title: "Art", icon: "paintpalette")
         module.contribute(to: .dashboardWidgets, id: "art.daily", priority: 60, title: "Art of the day") {
             (data: any ArtData) in
             guard !data.works.isEmpty else { return Panel(.text("No art today.")) }
             let work = data.works[daysSince1970 % data.works.count]
             return Panel(.heading(work.title), .text("\(work.artist), \(work.year)"))
         }
-        module.contribute(to: .tabPages, id: "art.collection", title: "Collection", attributes: ["tab": "art"]) {
+        module.contribute(to: .tabPages, id: "art.collection", title: "Collection", tab: "art") {
             (data: any ArtData) in Panel(.list(data.works.map { "\($0.title) — \($0.artist), \($0.year)" }))
         }
     }
 }
 
 /// The home screen: greets with the favourite city and gathers the other features' widgets.
-public struct DashboardModule: Module {
-    public static let manifest = Manifest(
+struct DashboardModule: Module {
+    static let manifest = Manifest(
         id: "com.ghost.dashboard", version: "2.0.0",
         requires: [
-            .module("com.ghost.weather", from: "1.0.0"),
-            .module("com.ghost.sports", from: "1.0.0", optional: true),
+            .module("com.ghost.weather", from: "1.0.0"), .module("com.ghost.sports", from: "1.0.0", optional: true),
             .module("com.ghost.art", optional: true),
         ])
-    @Injected var weather: any WeatherData
-    public init() {}
+    @Injected(.weatherData) var weather
 
-    public static func register(in module: inout ModuleRegistrar) {
-        module.services.use((any WeatherData).self)
+    static func register(in module: inout ModuleRegistrar) {
         module.reads(.favouriteCity)
-        module.contribute(to: .tabs, id: "dashboard", priority: 100, title: "Dashboard", icon: "square.grid.2x2") {
-            NavigationItem(target: "ghost://dashboard")
-        }
+        module.tab("dashboard", priority: 100, title: "Dashboard", icon: "square.grid.2x2")
         module.contribute(to: .dashboard, id: "dashboard.greeting", priority: 100, title: "Welcome") {
             (context: ActivationContext) in
             Panel(
@@ -145,7 +125,7 @@ public struct DashboardModule: Module {
         }
     }
 
-    public func activate(_ context: ActivationContext) async throws {
+    func activate(_ context: ActivationContext) async throws {
         let city = context.state[.favouriteCity]
         context.logger.debug(
             "dashboard ready", metadata: ["city": "\(city)", "known": "\(weather.weather(in: city) != nil)"])

@@ -1,21 +1,18 @@
 public import Synchronization
 
-/// Replacements for services within one task tree, for tests: parallel tests never see each other's.
+/// Replacements for services within one task tree, for tests (MosaicTesting's `withOverrides` opens one): parallel
+/// tests never see each other's.
 ///
-/// ```swift
-/// try await withOverrides { $0.override((any WeatherService).self) { MockWeather() } } operation: {
-///     #expect(try harness.services.resolve((any WeatherService).self) is MockWeather)
-/// }
-/// ```
 /// Inside the scope, singletons and cached services are built fresh and not kept, so a mock never leaks into the
 /// instances other tasks share. Outside any scope, resolution pays one relaxed atomic load for this feature.
-public struct ServiceOverrides: Sendable {
+@usableFromInline
+package struct OverrideScope: Sendable {
     private var factories: [ObjectIdentifier: @Sendable () -> any Sendable] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Resolves `type` to what `make` returns, within the scope.
-    public mutating func override<T: Sendable>(_ type: T.Type, with make: @escaping @Sendable () -> T) {
+    package mutating func override<T: Sendable>(_ type: T.Type, with make: @escaping @Sendable () -> T) {
         factories[ObjectIdentifier(type)] = make
     }
 
@@ -27,7 +24,7 @@ public struct ServiceOverrides: Sendable {
     }
 
     /// The overrides of the current task tree.
-    @TaskLocal @usableFromInline static var current: ServiceOverrides?
+    @TaskLocal @usableFromInline package static var current: OverrideScope?
 
     /// How many override scopes are open in the whole process; while zero, resolution skips the task-local lookup.
     @usableFromInline static let openScopes = Atomic<Int>(0)
@@ -35,20 +32,12 @@ public struct ServiceOverrides: Sendable {
     @inlinable
     static var areActive: Bool { openScopes.load(ordering: .relaxed) > 0 }
 
-    static func withScope<R>(_ overrides: ServiceOverrides, operation: () async throws -> R) async rethrows -> R {
+    /// Runs `operation` with `overrides` as the current task tree's scope.
+    package static func withScope<R>(
+        _ overrides: OverrideScope, operation: () async throws -> R
+    ) async rethrows -> R {
         openScopes.add(1, ordering: .relaxed)
         defer { openScopes.subtract(1, ordering: .relaxed) }
         return try await $current.withValue(overrides, operation: operation)
     }
-}
-
-/// Runs `operation` with services replaced as `configure` says, in this task and the tasks it creates; scopes
-/// nest, the inner one adding to the outer.
-public func withOverrides<R>(
-    _ configure: (inout ServiceOverrides) -> Void,
-    operation: () async throws -> R
-) async rethrows -> R {
-    var overrides = ServiceOverrides.current ?? ServiceOverrides()
-    configure(&overrides)
-    return try await ServiceOverrides.withScope(overrides, operation: operation)
 }

@@ -1,9 +1,12 @@
 /// Content for panels (dashboard cards, widgets, settings pages, inspectors, the main view): a few blocks of
 /// UI-agnostic content. A host turns them into its own views: HTML in the web host, SwiftUI views on Apple platforms.
 public struct Panel: Sendable, Hashable {
+    /// The panel's blocks, in order.
     public var blocks: [Block]
 
+    /// A panel of `blocks`, in order.
     public init(_ blocks: Block...) { self.blocks = blocks }
+    /// A panel of `blocks`, in order.
     public init(blocks: [Block]) { self.blocks = blocks }
 }
 
@@ -14,10 +17,13 @@ extension Panel: CustomStringConvertible {
 
 /// One piece of a ``Panel``. Text is plain text: hosts escape it; modules never write markup.
 public indirect enum Block: Sendable, Hashable {
+    /// A heading.
     case heading(String)
+    /// A paragraph of plain text.
     case text(String)
     /// Label–value pairs, such as "Wind: 12 km/h".
     case facts([Fact])
+    /// A bulleted list.
     case list([String])
     /// A link to a deeplink or a path of the host.
     case link(title: String, target: String)
@@ -28,6 +34,7 @@ public indirect enum Block: Sendable, Hashable {
 }
 
 extension Block: CustomStringConvertible {
+    /// The value as text, for messages and logs.
     public var description: String {
         switch self {
         case .heading(let text): "# \(text)"
@@ -43,9 +50,12 @@ extension Block: CustomStringConvertible {
 
 /// A label and its value.
 public struct Fact: Sendable, Hashable {
+    /// The label, such as `Wind`.
     public var label: String
+    /// The value, such as `12 km/h`.
     public var value: String
 
+    /// The fact `label: value`.
     public init(_ label: String, _ value: String) {
         self.label = label
         self.value = value
@@ -60,6 +70,7 @@ public struct NavigationItem: Sendable, Hashable {
     /// A short badge, such as an unread count.
     public var badge: String?
 
+    /// An item leading to `target` (a link or a path of the host), with an optional badge.
     public init(target: String, badge: String? = nil) {
         self.target = target
         self.badge = badge
@@ -90,9 +101,22 @@ extension ExtensionPoint where Content == Panel {
     public static var mainView: Self { ExtensionPoint(id: "mosaic.main-view", cardinality: .atMostOne) }
 }
 
+extension ModuleRegistrar {
+    /// Declares the tab `id`: a contribution to ``ExtensionPoint/tabs`` that leads to `scheme://id` in the host's
+    /// scheme, and that pages (`contribute(to:…, tab: id)`) may name. The title defaults to `id`.
+    public mutating func tab(
+        _ id: String, priority: Int = 0, title: String? = nil, icon: String? = nil,
+        requires entitlement: Entitlement? = nil
+    ) {
+        contribute(to: .tabs, id: id, priority: priority, title: title, icon: icon, requires: entitlement) {
+            (context: ActivationContext) in NavigationItem(target: context.url(forTab: id))
+        }
+    }
+}
+
 extension AnyExtensionPoint {
     /// The points every kernel declares: Forsetti's and Ghost's.
-    public static let standard: [AnyExtensionPoint] = [
+    public static let builtIn: [AnyExtensionPoint] = [
         ExtensionPoint.tabs.erased, ExtensionPoint.sidebar.erased, ExtensionPoint.toolbar.erased,
         ExtensionPoint.menu.erased, ExtensionPoint.dashboard.erased, ExtensionPoint.dashboardWidgets.erased,
         ExtensionPoint.settings.erased, ExtensionPoint.inspector.erased, ExtensionPoint.mainView.erased,

@@ -1,0 +1,113 @@
+/// A typed configuration value a module declares it reads, with a default (or none: the host must supply it) and
+/// whether it is a secret (never logged, shown or traced).
+///
+/// ```swift
+/// enum WeatherSettings {
+///     static let apiKey = ConfigurationKey<String>("apiKey", secret: true)
+///     static let refreshMinutes = ConfigurationKey<Int>("refreshMinutes", default: 15)
+/// }
+/// // in register(in:):  module.configuration(WeatherSettings.apiKey, WeatherSettings.refreshMinutes)
+/// // in activate(_:):   let key = context.configuration[WeatherSettings.apiKey]
+/// ```
+/// The host looks a key up under the module's identifier: `com.ghost.weather.apiKey`, which the environment spells
+/// `COM_GHOST_WEATHER_API_KEY`.
+public struct ConfigurationKey<Value: ConfigurationValue>: Sendable, Hashable {
+    /// The key's name within the module, such as `apiKey` or `refresh.minutes`.
+    public let name: String
+    /// The value used when the host supplies none; `nil` makes the key required.
+    public let defaultValue: Value?
+    /// Whether the value is a secret: it never appears in logs, diagnostics, pages or traces.
+    public let isSecret: Bool
+
+    /// A key named `name`, required unless it has a default.
+    public init(_ name: String, default defaultValue: Value? = nil, secret: Bool = false) {
+        self.name = name
+        self.defaultValue = defaultValue
+        self.isSecret = secret
+    }
+
+    /// The key without its type, as the kernel validates it.
+    package var erased: AnyConfigurationKey {
+        AnyConfigurationKey(name: name, kind: Value.kind, defaultValue: defaultValue, isSecret: isSecret)
+    }
+}
+
+/// A type a configuration value may have: text, a whole number, a number or a truth value.
+public protocol ConfigurationValue: Sendable, Hashable {
+    /// Which of the kinds the type is.
+    static var kind: ConfigurationKind { get }
+}
+
+/// The kinds of configuration value.
+public enum ConfigurationKind: String, Sendable, Hashable {
+    /// Text.
+    case string
+    /// A whole number.
+    case int
+    /// A number.
+    case double
+    /// `true` or `false`.
+    case bool
+}
+
+extension String: ConfigurationValue {
+    /// Text.
+    public static var kind: ConfigurationKind { .string }
+}
+
+extension Int: ConfigurationValue {
+    /// A whole number.
+    public static var kind: ConfigurationKind { .int }
+}
+
+extension Double: ConfigurationValue {
+    /// A number.
+    public static var kind: ConfigurationKind { .double }
+}
+
+extension Bool: ConfigurationValue {
+    /// A truth value.
+    public static var kind: ConfigurationKind { .bool }
+}
+
+/// A configuration key without its value's type.
+package struct AnyConfigurationKey: Sendable, Hashable {
+    /// The key's name within the module.
+    package let name: String
+    /// The value's kind.
+    package let kind: ConfigurationKind
+    /// The default, if any.
+    package let defaultValue: (any ConfigurationValue)?
+    /// Whether the value is a secret.
+    package let isSecret: Bool
+
+    /// Two keys are the same when their names are.
+    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
+
+    /// Hashes the name.
+    package func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// The configuration values a module declared, as the host supplied them, validated at boot.
+public struct ModuleConfiguration: Sendable {
+    private let values: [String: any ConfigurationValue]
+
+    /// Values by key name.
+    package init(_ values: [String: any ConfigurationValue] = [:]) {
+        self.values = values
+    }
+
+    /// The value of `key`: the host's, or the key's default.
+    ///
+    /// - Precondition: the module declared `key` in `register(in:)` (`module.configuration(key)`), or `key` has a
+    ///   default; boot validated every declared key, so a declared key always has a value here.
+    public subscript<Value>(_ key: ConfigurationKey<Value>) -> Value {
+        if let value = values[key.name] as? Value { return value }
+        guard let fallback = key.defaultValue else {
+            preconditionFailure(
+                "Configuration key \(key.name) was not declared: add `module.configuration(…)` with it to "
+                    + "register(in:), so that boot validates it.")
+        }
+        return fallback
+    }
+}

@@ -1,0 +1,13 @@
+/// What a kernel learns about services as they are used, for its spans and metrics: each build, each failed
+/// resolve, and (only when ``countsResolves``) each resolve.
+package protocol ServiceObserver: Sendable {
+    /// Whether ``resolved(_:by:)`` is called on every resolve.
+    var countsResolves: Bool { get }
+    /// Runs `body`, the build of `key`'s service provided by `provider`.
+    func build<T>(_ key: AnyServiceKey, provider: ModuleID, _ body: () throws(ServiceError) -> T) throws(ServiceError)
+        -> T
+    /// `module` failed to resolve a service with `error`.
+    func resolveFailed(_ error: ServiceError, by module: ModuleID)
+    /// `module` resolved a service.
+    func resolved(by module: ModuleID)
+}

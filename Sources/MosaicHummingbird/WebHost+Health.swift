@@ -1,0 +1,161 @@
+public import Hummingbird
+internal import Mosaic
+internal import MosaicKernel
+internal import MosaicWeb
+internal import Synchronization
+
+extension WebHost {
+    /// `/health/live`: the process answers.
+    func liveness() -> WebResponse {
+        WebResponse(body: "live\n")
+    }
+
+    /// `/health/ready`: 200 once boot finished, while every required module is active and every module's health
+    /// check passes within its time limit; 503 otherwise (while booting, from the moment shutdown starts), with
+    /// one line per problem naming the module and the reason.
+    func readinessResponse() async -> WebResponse {
+        switch readiness.phase {
+        case .starting:
+            return WebResponse(status: 503, body: "not ready: the kernel is booting\n")
+        case .stopping:
+            return WebResponse(status: 503, body: "not ready: shutting down\n")
+        case .ready:
+            break
+        }
+        var problems: [String] = []
+        let states = await kernel.states
+        for id in operations.requiredModules.sorted(by: { $0.rawValue < $1.rawValue }) {
+            switch states[id] {
+            case .active?: continue
+            case let state?:
+                problems.append("\(id): required, but \(state.name)" + (state.reason.map { ": \($0)" } ?? ""))
+            case nil:
+                problems.append("\(id): required, but the kernel has no such module")
+            }
+        }
+        problems += await failedHealthChecks()
+        guard problems.isEmpty else {
+            return WebResponse(status: 503, body: "not ready\n" + problems.map { $0 + "\n" }.joined())
+        }
+        return WebResponse(body: "ready\n")
+    }
+
+    /// Runs every active module's health check at once; the failures, one line each, in module order.
+    func failedHealthChecks() async -> [String] {
+        let checks = kernel.contributions(for: .healthChecks)
+        guard !checks.isEmpty else { return [] }
+        let limit = operations.healthCheckTimeLimit
+        let clock = operations.clock
+        return await withTaskGroup(of: (Int, String?).self) { group in
+            for (position, contribution) in checks.enumerated() {
+                group.addTask { (position, await Self.run(contribution, limit: limit, clock: clock)) }
+            }
+            var failures: [(Int, String)] = []
+            for await (position, failure) in group {
+                if let failure { failures.append((position, failure)) }
+            }
+            return failures.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// Runs one check as a call of its module; the failure, or `nil` when it passed. A check that has not finished
+    /// at the time limit fails and is cancelled, and the answer does not wait for it.
+    static func run(
+        _ contribution: Contribution<HealthCheck>, limit: Duration, clock: any Clock<Duration>
+    ) async -> String? {
+        let name = "\(contribution.module) (\(contribution.id))"
+        let first = FirstResult()
+        return await withCheckedContinuation { continuation in
+            first.set(continuation)
+            let timer = Task {
+                try? await Self.sleep(clock, limit)
+                guard !Task.isCancelled else { return }
+                if first.resume("\(name): health check did not finish within \(limit)") { first.cancelCheck() }
+            }
+            first.setCheck(
+                Task {
+                    do {
+                        let healthCheck = try await contribution.content()
+                        try await contribution.call { try await healthCheck.check() }
+                        first.resume(nil)
+                    } catch {
+                        first.resume("\(name): health check failed: \(String(describing: error).prefix(500))")
+                    }
+                    timer.cancel()
+                })
+        }
+    }
+
+    private static func sleep<C: Clock<Duration>>(_ clock: C, _ duration: Duration) async throws {
+        try await clock.sleep(for: duration)
+    }
+}
+
+/// The first of several racing answers (a check's, or its time limit's); the rest are ignored.
+private final class FirstResult: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<String?, Never>?
+        var done = false
+        var check: Task<Void, Never>?
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    func set(_ continuation: CheckedContinuation<String?, Never>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// Keeps the check's task, to cancel it should the time limit win (at once, if it has).
+    func setCheck(_ task: Task<Void, Never>) {
+        let cancel = state.withLock { state in
+            state.check = task
+            return state.cancelled
+        }
+        if cancel { task.cancel() }
+    }
+
+    /// Cancels the check's task, now or once it is known.
+    func cancelCheck() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.check
+        }
+        task?.cancel()
+    }
+
+    /// Answers with `value` unless answered already; whether this was the answer.
+    @discardableResult
+    func resume(_ value: String?) -> Bool {
+        let continuation = state.withLock { state -> CheckedContinuation<String?, Never>? in
+            guard !state.done else { return nil }
+            state.done = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: value)
+        return continuation != nil
+    }
+}
+
+extension WebHost {
+    /// `/health/live`, `/health/ready` and (when the host hands its metrics text) `/metrics`.
+    func addOperationsRoutes(to router: Router<BasicRequestContext>) {
+        // Module middleware does not wrap these: a module's fault must not make the host look dead.
+        router.get("/health/live") { _, _ in Self.hummingbird(liveness()) }
+        router.get("/health/ready") { _, _ in Self.hummingbird(await readinessResponse()) }
+        if let metrics = operations.metrics {
+            router.get("/metrics") { _, _ in
+                Self.hummingbird(WebResponse(contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics()))
+            }
+        }
+    }
+
+    /// The router of the admin port: the operations routes only, behind the same defences.
+    public func adminRouter() -> Router<BasicRequestContext> {
+        let router = Router(options: .autoGenerateHeadEndpoints)
+        router.add(middleware: DefenceMiddleware(host: self))
+        addOperationsRoutes(to: router)
+        return router
+    }
+}

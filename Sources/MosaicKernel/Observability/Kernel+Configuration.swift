@@ -1,0 +1,119 @@
+internal import Configuration
+public import Mosaic
+
+/// One configuration value of a module as the host may show it: a secret's value is never here.
+public struct ConfigurationEntry: Sendable, Hashable {
+    /// The full key, such as `com.ghost.weather.apiKey`.
+    public let key: String
+    /// The value as text, or `(secret)` for a secret.
+    public let value: String
+    /// Whether the host supplied the value (else it is the key's default).
+    public let isSupplied: Bool
+    /// Whether the key is a secret.
+    public let isSecret: Bool
+}
+
+extension Diagnostic.Code {
+    /// A required configuration key has no value in any source.
+    public static let configurationMissing: Self = "configuration.missing"
+    /// A configuration value cannot be read as the key's type.
+    public static let configurationMalformed: Self = "configuration.malformed"
+}
+
+extension Kernel {
+    /// The configuration of module `id` as boot read it, secrets redacted.
+    public func configuration(of id: ModuleID) -> [ConfigurationEntry] {
+        configurationEntries[id] ?? []
+    }
+
+    /// Reads module `index`'s declared configuration keys from the host's sources; each problem becomes a
+    /// diagnostic naming the module, the key, where the kernel looked and the fix. Returns why the module cannot
+    /// run, or `nil`. No value of a secret key reaches a diagnostic, a log or a span.
+    func loadConfiguration(_ index: Int) -> String? {
+        let keys = graph.nodes[index].registrar.configurationKeys
+        guard !keys.isEmpty else { return nil }
+        let id = graph.nodes[index].id
+        let providers = options.configurationProviders
+        let reader = providers.isEmpty ? nil : ConfigReader(providers: providers)
+        let sources =
+            providers.isEmpty
+            ? "no configuration source (the host passed none in KernelOptions.configurationProviders)"
+            : providers.map(\.providerName).joined(separator: ", ")
+        var values: [String: any ConfigurationValue] = [:]
+        var entries: [ConfigurationEntry] = []
+        var problems: [String] = []
+        for key in keys {
+            let components =
+                id.rawValue.split(separator: ".").map(String.init) + key.name.split(separator: ".").map(String.init)
+            let name = components.joined(separator: ".")
+            let environment = Self.environmentName(components)
+            do {
+                guard let reader else { throw MissingValue() }
+                let value = try Self.read(key, ConfigKey(components), from: reader)
+                values[key.name] = value
+                entries.append(
+                    ConfigurationEntry(
+                        key: name, value: key.isSecret ? "(secret)" : "\(value)", isSupplied: true,
+                        isSecret: key.isSecret))
+            } catch {
+                let missing = error is MissingValue || "\(error)".hasPrefix("Missing required")
+                if missing, let fallback = key.defaultValue {
+                    values[key.name] = fallback
+                    entries.append(
+                        ConfigurationEntry(
+                            key: name, value: key.isSecret ? "(secret)" : "\(fallback)", isSupplied: false,
+                            isSecret: key.isSecret))
+                    continue
+                }
+                let problem =
+                    missing
+                    ? "\(name) (\(key.kind.rawValue)) has no value: looked in \(sources)"
+                    : "\(name) is not a valid \(key.kind.rawValue) in \(sources)"
+                        + (key.isSecret ? "" : ": \(String(describing: error).prefix(300))")
+                problems.append(problem)
+                runtimeDiagnostics.append(
+                    Diagnostic(
+                        missing ? .configurationMissing : .configurationMalformed, .error, modules: [id],
+                        message: "\(id) cannot start: \(problem).",
+                        fix: missing
+                            ? "Set the environment variable \(environment), or \(name) in the configuration file "
+                                + "or on the command line; or give the key a default in \(id)."
+                            : "Give \(name) a \(key.kind.rawValue) value where it is set (environment variable "
+                                + "\(environment), the configuration file or the command line)."))
+            }
+        }
+        configurations[id] = ModuleConfiguration(values)
+        configurationEntries[id] = entries
+        guard !problems.isEmpty else { return nil }
+        return "its configuration is incomplete: " + problems.joined(separator: "; ")
+    }
+
+    private static func read(
+        _ key: AnyConfigurationKey, _ configKey: ConfigKey, from reader: ConfigReader
+    ) throws -> any ConfigurationValue {
+        switch key.kind {
+        case .string: try reader.requiredString(forKey: configKey, isSecret: key.isSecret)
+        case .int: try reader.requiredInt(forKey: configKey, isSecret: key.isSecret)
+        case .double: try reader.requiredDouble(forKey: configKey, isSecret: key.isSecret)
+        case .bool: try reader.requiredBool(forKey: configKey, isSecret: key.isSecret)
+        }
+    }
+
+    /// The environment variable swift-configuration reads for `components`: each camel-case word boundary and
+    /// each component boundary becomes `_`, all upper case (`com.ghost.weather.apiKey` → `COM_GHOST_WEATHER_API_KEY`).
+    static func environmentName(_ components: [String]) -> String {
+        components.map { component in
+            var text = ""
+            var previousWasLower = false
+            for character in component {
+                if character.isUppercase, previousWasLower { text.append("_") }
+                previousWasLower = character.isLowercase || character.isNumber
+                text.append(character == "-" ? "_" : character)
+            }
+            return text.uppercased()
+        }.joined(separator: "_")
+    }
+}
+
+/// No configuration source holds the key.
+private struct MissingValue: Error {}
