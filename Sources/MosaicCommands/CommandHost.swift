@@ -1,4 +1,5 @@
 public import ArgumentParser
+internal import Foundation
 public import Mosaic
 public import MosaicKernel
 
@@ -58,18 +59,63 @@ public protocol CommandableHost {
     static var commandHost: CommandHost { get }
 }
 
-/// The embeddable command set: `validate`, `graph`, `modules` and `canvas` on a host's real catalog, without
-/// serving anything.
+/// The embeddable command set: `validate`, `graph`, `modules`, `canvas` and `open` on a host's real catalog,
+/// without serving anything.
 ///
 /// ```swift
-/// static let configuration = CommandConfiguration(
-///     subcommands: [Serve.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
+/// @main
+/// struct Ghost: AsyncParsableCommand {
+///     static let configuration = CommandConfiguration(
+///         subcommands: [Serve.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
+///
+///     static func main() async { await MosaicCommands.main(Ghost.self) }
+/// }
 /// ```
-/// Exit codes: 0 clean, 1 diagnostics with errors (or warnings under `--strict`), 64 for a usage error
-/// (swift-argument-parser's code).
+///
+/// Exit codes, when the host's entry is ``main(_:arguments:)``: 0 clean, 1 diagnostics with errors (or warnings
+/// under `validate --strict`) or a link that was not handled, 2 a usage error (an unknown option, a bad value, a
+/// module that is not in the catalog). A host that keeps swift-argument-parser's own entry gets 64 for a usage
+/// error instead.
 public enum MosaicCommands {
     /// Every command, for `Host`.
     public static func all<Host: CommandableHost>(for host: Host.Type) -> [any ParsableCommand.Type] {
-        [Validate<Host>.self, Graph<Host>.self, Modules<Host>.self, Canvas<Host>.self]
+        [Validate<Host>.self, Graph<Host>.self, Modules<Host>.self, Canvas<Host>.self, Open<Host>.self]
+    }
+
+    /// The exit code of a usage error: an option, argument or value that cannot be used, with the fix printed.
+    public static let usageExitCode: Int32 = 2
+
+    /// The exit code `error` ends `command` with: swift-argument-parser's, except 2 (``usageExitCode``) where it
+    /// would give 64 for a usage error.
+    public static func exitCode<Root: ParsableCommand>(for error: any Error, in command: Root.Type) -> Int32 {
+        let code = command.exitCode(for: error)
+        return code == .validationFailure ? usageExitCode : code.rawValue
+    }
+
+    /// Parses the process's arguments (or `arguments`) into `command` or one of its subcommands, runs it, and
+    /// exits: 0 when it returns, else the code ``exitCode(for:in:)`` gives, after printing the error's message
+    /// (help to standard output, anything else to standard error), as swift-argument-parser's own entry does.
+    public static func main<Root: AsyncParsableCommand>(_ command: Root.Type, arguments: [String]? = nil) async -> Never
+    {
+        do {
+            var parsed = try await command.asyncParseAsRoot(arguments)
+            if var asyncCommand = parsed as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try parsed.run()
+            }
+            exit(0)
+        } catch {
+            let message = command.fullMessage(for: error)
+            let code = exitCode(for: error, in: command)
+            if !message.isEmpty {
+                if code == 0 {
+                    print(message)
+                } else {
+                    FileHandle.standardError.write(Data((message + "\n").utf8))
+                }
+            }
+            exit(code)
+        }
     }
 }

@@ -10,7 +10,7 @@ public struct Validate<Host: CommandableHost>: ParsableCommand {
         CommandConfiguration(
             commandName: "validate",
             abstract: "Check the module graph without running any module; exit 1 when it has errors.",
-            discussion: "Exit codes: 0 clean, 1 diagnostics with errors (warnings too with --strict), 64 usage.")
+            discussion: "Exit codes: 0 clean, 1 diagnostics with errors (warnings too with --strict), 2 usage.")
     }
 
     /// How diagnostics are printed.

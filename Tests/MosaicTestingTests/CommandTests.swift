@@ -62,13 +62,17 @@ func runToEnd(
     let output = Pipe()
     process.standardOutput = output
     let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-\(UUID().uuidString).err")
-    FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: errorsFile) }
     let errors = try FileHandle(forWritingTo: errorsFile)
     defer { try? errors.close() }
     process.standardError = errors
     let inputPipe = Pipe()
-    process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
+    if input == nil {
+        process.standardInput = FileHandle.nullDevice
+    } else {
+        process.standardInput = inputPipe
+    }
     try process.run()
     if let input {
         inputPipe.fileHandleForWriting.write(Data(input.utf8))
@@ -191,5 +195,52 @@ enum ConfiguredCommandHost: CommandableHost {
         let html = try Canvas<ConfiguredCommandHost>.parse(["com.test.configured", "--format", "html"]).output()
         #expect(!html.contains("hunter2"))
         #expect(html.contains("data-section=\"Configuration keys\""))
+    }
+
+    @Test("open boots the modules, opens a link and says who handled it; a bad link says why and fails")
+    func openLink() async throws {
+        let handled = try await Open<GhostCommandHost>.parse(["ghost://dashboard/weather/city?name=Oslo"]).output()
+        #expect(handled.handled, "\(handled.text)")
+        #expect(handled.text.contains("by com.ghost.weather"), "\(handled.text)")
+        let unknown = try await Open<GhostCommandHost>.parse(["ghost://dashboard/weather/city?name=Atlantis"])
+            .output()
+        #expect(!unknown.handled)
+        #expect(unknown.text.contains("fix: "), "\(unknown.text)")
+        let foreign = try await Open<GhostCommandHost>.parse(["https://example.com/weather"]).output()
+        #expect(!foreign.handled)
+        #expect(foreign.text.contains("[scheme-not-allowed]"), "\(foreign.text)")
+    }
+
+    @Test("ghost exits 0 when clean, 1 on a link not handled, 2 on a usage error (with the fix on standard error)")
+    func exitCodes() throws {
+        let ghost = try ghostExecutable()
+        let opened = try runToEnd(ghost, ["open", "ghost://dashboard/weather/city?name=Oslo"])
+        #expect(opened.status == 0, "\(opened.output)\(opened.errors)")
+        let failed = try runToEnd(ghost, ["open", "ghost://dashboard/weather/city?name=Atlantis"])
+        #expect(failed.status == 1, "\(failed.output)\(failed.errors)")
+        #expect(failed.output.contains("not handled"))
+        let badFormat = try runToEnd(ghost, ["validate", "--format", "xml"])
+        #expect(badFormat.status == 2, "\(badFormat.errors)")
+        #expect(badFormat.errors.contains("text") && badFormat.errors.contains("json"), "\(badFormat.errors)")
+        let unknownModule = try runToEnd(ghost, ["canvas", "com.ghost.nope"])
+        #expect(unknownModule.status == 2, "\(unknownModule.errors)")
+        #expect(unknownModule.errors.contains("com.ghost.weather"), "\(unknownModule.errors)")
+        let help = try runToEnd(ghost, ["graph", "--help"])
+        #expect(help.status == 0)
+        #expect(help.output.contains("--format"))
+    }
+
+    @Test(
+        "graph --format dot is valid Graphviz: dot draws it as SVG",
+        .enabled(if: OutsidePrograms.graphviz.shouldRun, OutsidePrograms.graphviz.skipReason))
+    func dotParses() async throws {
+        guard OutsidePrograms.graphviz.requirePresent() else { return }
+        let dotProgram = try #require(onPath("dot"))
+        for arguments in [["--format", "dot"], ["--format", "dot", "--module", "com.ghost.weather"]] {
+            let text = try await Graph<GhostCommandHost>.parse(arguments).output()
+            let drawn = try runToEnd(dotProgram, ["-Tsvg"], input: text)
+            #expect(drawn.status == 0, "dot rejected \(arguments): \(drawn.errors)\n\(text)")
+            #expect(drawn.output.contains("<svg"))
+        }
     }
 }

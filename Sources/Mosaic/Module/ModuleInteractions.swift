@@ -1,5 +1,5 @@
 /// What a module says it exchanges with others through events and shared state, so that tools can show it
-/// (a module canvas, `mosaic canvas`) without running the module.
+/// (a module canvas: the `canvas` command, the web host's `/modules/ID`) without running the module.
 ///
 /// These are declarations, not grants: the kernel does not check them when the module publishes or writes.
 /// ```swift

@@ -10,16 +10,20 @@ import MosaicHummingbird
 import MosaicKernel
 import Prometheus
 
-/// `swift run ghost`: serves the app (`serve`, the default), or checks, draws and documents its modules.
+/// `swift run ghost`: serves the app (`serve`, the default), or checks, draws, documents and drives its modules.
 @main
 struct Ghost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The Ghost example app: Mosaic modules served as a web app.",
+        discussion: "Exit codes: 0 success, 1 diagnostics with errors or a link not handled, 2 a usage error.",
         subcommands: [Serve.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
+
+    /// The entry: swift-argument-parser's, except that a usage error exits 2.
+    static func main() async { await MosaicCommands.main(Ghost.self) }
 }
 
-/// Ghost as the Mosaic commands see it: the catalog and host it serves. Commands that boot (`graph --boot`)
-/// keep shared state in memory, never in the data directory.
+/// Ghost as the Mosaic commands see it: the catalog and host it serves. Commands that boot (`graph --boot`,
+/// `open`) keep shared state in memory, never in the data directory.
 enum GhostHost: CommandableHost {
     static var commandHost: CommandHost {
         CommandHost(
