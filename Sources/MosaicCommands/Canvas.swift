@@ -3,7 +3,7 @@ internal import Mosaic
 internal import MosaicKernel
 
 /// `canvas`: what a module provides and needs, from its manifest and registration alone.
-public struct Canvas<Host: CommandableHost>: ParsableCommand {
+public struct Canvas<Host: CommandableHost>: ParsableCommand, Sendable {
     /// The command's name and help.
     public static var configuration: CommandConfiguration {
         CommandConfiguration(

@@ -19,7 +19,7 @@ public struct CommandHost: Sendable {
     /// The host standard modules may require, if the host offers one.
     public var standard: (any Standard)?
     /// The options the commands that boot (`graph --boot`, `open`) create the kernel with. Leave
-    /// ``KernelOptions/stateDirectory`` `nil` so that they keep shared state in memory and never touch the app's data.
+    /// `KernelOptions.stateDirectory` `nil` so that they keep shared state in memory and never touch the app's data.
     public var options: KernelOptions
 
     /// A host description with the parts the kernel is created with.

@@ -3,7 +3,7 @@ internal import Mosaic
 internal import MosaicKernel
 
 /// `graph`: the module graph the kernel plans by, as DOT, Mermaid or SVG.
-public struct Graph<Host: CommandableHost>: AsyncParsableCommand {
+public struct Graph<Host: CommandableHost>: AsyncParsableCommand, Sendable {
     /// The command's name and help.
     public static var configuration: CommandConfiguration {
         CommandConfiguration(

@@ -3,7 +3,7 @@ internal import Mosaic
 internal import MosaicKernel
 
 /// `modules`: every module of the catalog with its version, plan level and dependencies.
-public struct Modules<Host: CommandableHost>: ParsableCommand {
+public struct Modules<Host: CommandableHost>: ParsableCommand, Sendable {
     /// The command's name and help.
     public static var configuration: CommandConfiguration {
         CommandConfiguration(

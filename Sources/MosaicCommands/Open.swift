@@ -3,7 +3,7 @@ internal import Mosaic
 internal import MosaicKernel
 
 /// `open`: boots the host's modules without serving anything, opens one link, and prints what happened.
-public struct Open<Host: CommandableHost>: AsyncParsableCommand {
+public struct Open<Host: CommandableHost>: AsyncParsableCommand, Sendable {
     /// The command's name and help.
     public static var configuration: CommandConfiguration {
         CommandConfiguration(

@@ -4,7 +4,7 @@ internal import Mosaic
 internal import MosaicKernel
 
 /// `validate`: every diagnostic of the host's module graph, under a host version and a set of entitlements.
-public struct Validate<Host: CommandableHost>: ParsableCommand {
+public struct Validate<Host: CommandableHost>: ParsableCommand, Sendable {
     /// The command's name and help.
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
