@@ -2,8 +2,8 @@ import Logging
 @_spi(Hosting) import Mosaic
 import MosaicKernel
 
-/// Dispatching a link among 1,000 handlers (100 modules × 10 features): from a parsed link, and from text.
-func runDeeplinkBenchmark() async throws {
+/// 100 modules × 10 features, each handling `f<module>-<feature>/show`: 1,000 link handlers.
+func linkHandlerCatalog() -> ModuleCatalog {
     var catalog = ModuleCatalog()
     for index in 0..<100 {
         catalog.add(
@@ -14,6 +14,12 @@ func runDeeplinkBenchmark() async throws {
                 }
             ) { NoOpModule() })
     }
+    return catalog
+}
+
+/// Dispatching a link among 1,000 handlers (100 modules × 10 features): from a parsed link, and from text.
+func runDeeplinkBenchmark() async throws {
+    let catalog = linkHandlerCatalog()
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
     let kernel = Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quiet)

@@ -1,7 +1,7 @@
 import CoreMetrics
 import InMemoryTracing
 import Logging
-import Mosaic
+@_spi(Hosting) import Mosaic
 import MosaicKernel
 import Prometheus
 import Tracing
@@ -42,7 +42,7 @@ func runOperationsBenchmark() async throws {
         var options = KernelOptions()
         configure(&options)
         let (owner, services) = try await operationsServices(options)
-        let resolve = try spread(count: 1_000_000) { consume(try services.resolve((any Shared).self)) }
+        let resolve = try spread(count: 1_000_000) { consume(try services.resolve(.shared)) }
         await owner.shutdown()
         let (kernel, link) = try await operationsKernel(options)
         let tracer = options.tracer as? InMemoryTracer
@@ -91,7 +91,7 @@ func operationsServices(_ options: KernelOptions) async throws -> (Kernel, Servi
     catalog.add(
         ModuleFactory(
             manifest: Manifest(id: "bench.services", version: "1.0.0"),
-            register: { module in module.services.singleton((any Shared).self) { SharedImpl() } }
+            register: { module in module.services.singleton(.shared) { SharedImpl() } }
         ) { NoOpModule() })
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
@@ -101,16 +101,7 @@ func operationsServices(_ options: KernelOptions) async throws -> (Kernel, Servi
 }
 
 func operationsKernel(_ options: KernelOptions) async throws -> (Kernel, Deeplink) {
-    var catalog = ModuleCatalog()
-    for index in 0..<100 {
-        catalog.add(
-            ModuleFactory(
-                manifest: Manifest(id: ModuleID("bench.links.m\(index)"), version: "1.0.0"),
-                register: { module in
-                    for feature in 0..<10 { module.handle(feature: "f\(index)-\(feature)", action: "show") { _, _ in } }
-                }
-            ) { NoOpModule() })
-    }
+    let catalog = linkHandlerCatalog()
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
     let kernel = Kernel(
