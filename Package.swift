@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "MosaicHummingbird", targets: ["MosaicHummingbird"]),
         .library(name: "MosaicCommands", targets: ["MosaicCommands"]),
         .executable(name: "ghost", targets: ["ghost"]),
+        .executable(name: "mosaic", targets: ["mosaic"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -92,6 +93,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // `mosaic`'s commands: manifest files checked against each other, module and host packages scaffolded.
+        .target(
+            name: "MosaicTool",
+            dependencies: [
+                "Mosaic", "MosaicKernel", "MosaicCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "mosaic",
+            dependencies: ["MosaicCommands", "MosaicTool"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "GhostApp",
             dependencies: ["Mosaic", "MosaicKernel", "MosaicWeb", .product(name: "Logging", package: "swift-log")],
@@ -146,7 +161,7 @@ let package = Package(
             name: "MosaicTestingTests",
             dependencies: [
                 "Mosaic", "MosaicKernel", "MosaicTesting", "MosaicWeb", "MosaicHummingbird", "GhostApp",
-                "MosaicCommands", "ghost",
+                "MosaicCommands", "MosaicTool", "ghost", "mosaic",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

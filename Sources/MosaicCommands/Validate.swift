@@ -1,7 +1,7 @@
 public import ArgumentParser
 internal import Foundation
 internal import Mosaic
-internal import MosaicKernel
+package import MosaicKernel
 
 /// `validate`: every diagnostic of the host's module graph, under a host version and a set of entitlements.
 public struct Validate<Host: CommandableHost>: ParsableCommand, Sendable {
@@ -61,16 +61,20 @@ public struct Validate<Host: CommandableHost>: ParsableCommand, Sendable {
         let diagnostics = Kernel.validate(
             host.catalog, host: host.environment, entitlements: .granted(granted), services: host.services,
             standard: host.standard, extensionPoints: host.extensionPoints)
+        return DiagnosticsOutput.render(diagnostics, json: format == .json, strict: strict)
+    }
+}
+
+/// How `validate` prints diagnostics, the host's and `mosaic validate DIR`'s alike.
+package enum DiagnosticsOutput {
+    /// The text (or JSON) for `diagnostics`, and whether one fails the check: an error, or a warning when `strict`.
+    package static func render(_ diagnostics: [Diagnostic], json: Bool, strict: Bool) -> (text: String, failed: Bool) {
         let failed = !diagnostics.filter(atLeast: strict ? .warning : .error).isEmpty
-        switch format {
-        case .text:
-            return (Self.text(diagnostics), failed)
-        case .json:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let data = (try? encoder.encode(diagnostics.map(DiagnosticRecord.init))) ?? Data("[]".utf8)
-            return (String(decoding: data, as: UTF8.self), failed)
-        }
+        guard json else { return (text(diagnostics), failed) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(diagnostics.map(DiagnosticRecord.init))) ?? Data("[]".utf8)
+        return (String(decoding: data, as: UTF8.self), failed)
     }
 
     static func text(_ diagnostics: [Diagnostic]) -> String {
