@@ -18,7 +18,8 @@ public struct CommandHost: Sendable {
     public var services: ServiceRegistrar
     /// The host standard modules may require, if the host offers one.
     public var standard: (any Standard)?
-    /// The options the commands that boot (`graph --boot`, `open`) create the kernel with. Leave
+    /// The options the commands that boot (`graph --boot`, `open`) create the kernel with; `validate` checks the
+    /// modules' configuration keys against its `configurationProviders`. Leave
     /// `KernelOptions.stateDirectory` `nil` so that they keep shared state in memory and never touch the app's data.
     public var options: KernelOptions
 

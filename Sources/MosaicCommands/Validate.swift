@@ -61,6 +61,7 @@ public struct Validate<Host: CommandableHost>: ParsableCommand, Sendable {
         let diagnostics = Kernel.validate(
             host.catalog, host: host.environment, entitlements: .granted(granted), services: host.services,
             standard: host.standard, extensionPoints: host.extensionPoints)
+            + Kernel.configurationDiagnostics(of: host.graph, from: host.options.configurationProviders)
         return DiagnosticsOutput.render(diagnostics, json: format == .json, strict: strict)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import GhostApp
 import Mosaic
@@ -110,7 +111,33 @@ enum ConfiguredCommandHost: CommandableHost {
     }
 }
 
+/// ``ConfiguredModule`` with its required key supplied by the host's configuration providers.
+enum SuppliedCommandHost: CommandableHost {
+    static var commandHost: CommandHost {
+        var options = KernelOptions()
+        options.configurationProviders = [
+            InMemoryProvider(values: [
+                AbsoluteConfigKey(["com", "test", "configured", "region"]): ConfigValue(.string("eu"), isSecret: false)
+            ])
+        ]
+        return CommandHost(
+            catalog: ModuleCatalog(modules: [ConfiguredModule.self]), environment: HostEnvironment(version: "1.0.0"),
+            options: options)
+    }
+}
+
 @Suite struct CommandTests {
+    @Test("validate reads the host's configuration providers: a required key without a value fails, with the fix")
+    func configurationChecked() throws {
+        let (missing, failed) = try Validate<ConfiguredCommandHost>.parse([]).output()
+        #expect(failed)
+        #expect(missing.contains("[configuration.missing]"), "\(missing)")
+        #expect(missing.contains("fix: Set the environment variable COM_TEST_CONFIGURED_REGION"), "\(missing)")
+        #expect(!missing.contains("hunter2"))
+        let (supplied, suppliedFailed) = try Validate<SuppliedCommandHost>.parse([]).output()
+        #expect(!suppliedFailed, "\(supplied)")
+    }
+
     @Test("validate finds nothing wrong with Ghost's catalog, in-process and as `ghost validate` (exit 0)")
     func ghostIsClean() throws {
         let (text, failed) = try Validate<GhostCommandHost>.parse([]).output()

@@ -23,6 +23,15 @@ extension ModuleGraph {
 
     /// Every edge the plan orders activation by, module by module in catalog order: declared dependencies and
     /// those inferred from service use.
+    ///
+    /// What `graph` draws; a host can also hold its architecture to a rule with it, in a test:
+    ///
+    /// ```swift
+    /// let graph = ModuleGraph(catalog: ModuleCatalog(groups: AppManifest.groups), host: AppManifest.host)
+    /// let features = Set(FeatureModules.modules.map { $0.manifest.id })
+    /// // Feature modules talk through services of core modules, never to each other.
+    /// #expect(!graph.edges.contains { features.contains($0.from) && features.contains($0.to) })
+    /// ```
     public var edges: [Edge] {
         nodes.flatMap { node in
             let declared = Set(node.manifest.dependencies.map(\.id))
