@@ -61,31 +61,36 @@ func mosaicExecutable() throws -> URL {
             #expect(text.contains("fix: Remove one dependency of this path"), "\(text)")
             // The files that could not be read or parsed are diagnostics naming them, not a crash.
             #expect(text.contains("broken.json:1:21") && text.contains("not valid JSON"), "\(text)")
-            #expect(text.contains("folder.json") && text.contains("could not be read"), "\(text)")
+            #expect(text.contains("folder.json") && text.contains("a directory, not a manifest file"), "\(text)")
             let run = try runToEnd(try mosaicExecutable(), ["validate", directory.path, "--host-version", "2.1.0"])
             #expect(run.status == 1, "\(run.output)\(run.errors)")
             #expect(run.output.contains("[dependency.cycle]"))
         }
     }
 
-    @Test("mosaic validate DIR --format json parses and carries the codes, with the host version and grants applied")
+    @Test("mosaic validate DIR --format json parses and carries the codes, under the host version and grants given")
     func validateJSON() throws {
         try withTemporaryDirectory { directory in
             try writeBrokenManifests(in: directory)
-            let (text, failed) = try ValidateDirectory.parse([
-                directory.path, "--host-version", "1.0.0", "--grant", "weather", "--format", "json",
-            ]).output()
-            #expect(failed)
-            let records = try #require(
-                try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]], "\(text)")
-            let codes = Set(records.compactMap { $0["code"] as? String })
+            func codes(_ arguments: [String]) throws -> Set<String> {
+                let (text, failed) = try ValidateDirectory.parse([directory.path, "--format", "json"] + arguments)
+                    .output()
+                #expect(failed)
+                let records = try #require(
+                    try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]], "\(text)")
+                #expect(records.contains { ($0["location"] as? String)?.hasSuffix("broken.json:1:21") == true })
+                #expect(records.allSatisfy { ($0["fix"] as? String)?.isEmpty == false })
+                return Set(records.compactMap { $0["code"] as? String })
+            }
+            let granted = try codes(["--host-version", "2.1.0", "--grant", "weather"])
             #expect(
-                codes.isSuperset(of: [
+                granted.isSuperset(of: [
                     "dependency.cycle", "dependency.missing", "dependency.version-mismatch",
-                    "discovery.manifest-malformed", "compatibility.host-version",
-                ]), "\(codes)")
-            #expect(records.contains { ($0["location"] as? String)?.hasSuffix("broken.json:1:21") == true })
-            #expect(records.allSatisfy { ($0["fix"] as? String)?.isEmpty == false })
+                    "discovery.manifest-malformed", "authorization.missing-entitlement",
+                ]), "\(granted)")
+            // Without --grant every entitlement the files name is granted.
+            #expect(!(try codes(["--host-version", "2.1.0"])).contains("authorization.missing-entitlement"))
+            #expect(try codes(["--host-version", "1.0.0"]).contains("compatibility.host-version"))
         }
     }
 
