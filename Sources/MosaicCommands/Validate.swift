@@ -58,9 +58,10 @@ public struct Validate<Host: CommandableHost>: ParsableCommand, Sendable {
         var host = Host.commandHost
         if let hostVersion { host.environment.version = SemanticVersion(hostVersion) }
         let granted = grants.isEmpty ? host.entitlements : Set(grants.map { Entitlement($0) })
-        let diagnostics = Kernel.validate(
-            host.catalog, host: host.environment, entitlements: .granted(granted), services: host.services,
-            standard: host.standard, extensionPoints: host.extensionPoints)
+        let diagnostics =
+            Kernel.validate(
+                host.catalog, host: host.environment, entitlements: .granted(granted), services: host.services,
+                standard: host.standard, extensionPoints: host.extensionPoints)
             + Kernel.configurationDiagnostics(of: host.graph, from: host.options.configurationProviders)
         return DiagnosticsOutput.render(diagnostics, json: format == .json, strict: strict)
     }

@@ -15,8 +15,10 @@ func withTemporaryDirectory<Result>(_ body: (URL) throws -> Result) throws -> Re
 /// a file that is not JSON, and a directory where a file should be.
 func writeBrokenManifests(in directory: URL) throws {
     let files = [
-        "a.json": #"{"id": "com.test.a", "version": "1.0.0", "entryPoint": "A", "dependencies": [{"id": "com.test.b"}]}"#,
-        "b.json": #"{"id": "com.test.b", "version": "1.0.0", "entryPoint": "B", "dependencies": [{"id": "com.test.a"}]}"#,
+        "a.json":
+            #"{"id": "com.test.a", "version": "1.0.0", "entryPoint": "A", "dependencies": [{"id": "com.test.b"}]}"#,
+        "b.json":
+            #"{"id": "com.test.b", "version": "1.0.0", "entryPoint": "B", "dependencies": [{"id": "com.test.a"}]}"#,
         "c.json":
             #"{"id": "com.test.c", "version": "1.0.0", "entryPoint": "C", "dependencies": [{"id": "com.test.missing"}]}"#,
         "d.json": #"{"id": "com.test.d", "version": "1.0.0", "entryPoint": "D", "#

@@ -42,7 +42,9 @@ extension ModuleCatalog {
                     location: .init(file: directory)))
             return []
         }
-        return names.sorted().filter { $0.hasSuffix(".json") }.map { (directory as NSString).appendingPathComponent($0) }
+        return names.sorted().filter { $0.hasSuffix(".json") }.map {
+            (directory as NSString).appendingPathComponent($0)
+        }
     }
 
     /// Reads one manifest file and adds its module when the file is sound.

@@ -24,7 +24,9 @@ package struct NewHost: ParsableCommand {
 
     /// Rejects a name that cannot be a Swift type and a command.
     package func validate() throws {
-        let ascii = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }
+        let ascii = name.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))
+        }
         guard ascii, let first = name.unicodeScalars.first, first.properties.isAlphabetic, name.count <= 64 else {
             throw ValidationError(
                 "\(name) cannot name a host: use ASCII letters and digits, starting with a letter (at most 64), "
