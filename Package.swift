@@ -19,7 +19,9 @@ let package = Package(
         .library(name: "MosaicTesting", targets: ["MosaicTesting"]),
         .library(name: "MosaicWeb", targets: ["MosaicWeb"]),
         .library(name: "MosaicHummingbird", targets: ["MosaicHummingbird"]),
+        .library(name: "MosaicCommands", targets: ["MosaicCommands"]),
         .executable(name: "ghost", targets: ["ghost"]),
+        .executable(name: "mosaic", targets: ["mosaic"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -85,6 +87,27 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "MosaicCommands",
+            dependencies: [
+                "Mosaic", "MosaicKernel", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // `mosaic`'s commands: manifest files checked against each other, module and host packages scaffolded.
+        .target(
+            name: "MosaicTool",
+            dependencies: [
+                "Mosaic", "MosaicKernel", "MosaicCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "mosaic",
+            dependencies: ["MosaicCommands", "MosaicTool"],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "GhostApp",
             dependencies: ["Mosaic", "MosaicKernel", "MosaicWeb", .product(name: "Logging", package: "swift-log")],
             path: "Examples/Ghost/Sources/GhostApp",
@@ -94,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "ghost",
             dependencies: [
-                "GhostApp", "Mosaic", "MosaicKernel", "MosaicHummingbird",
+                "GhostApp", "Mosaic", "MosaicKernel", "MosaicHummingbird", "MosaicCommands",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -138,6 +161,8 @@ let package = Package(
             name: "MosaicTestingTests",
             dependencies: [
                 "Mosaic", "MosaicKernel", "MosaicTesting", "MosaicWeb", "MosaicHummingbird", "GhostApp",
+                "MosaicCommands", "MosaicTool", "ghost", "mosaic",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -34,7 +34,7 @@ extension WebHost {
         let report = await kernel.report()
         let rows = report.modules.map { module in
             "<tr data-module=\"\(HTML.escape(module.id.rawValue))\" data-state=\"\(module.state.name)\">"
-                + "<td>\(HTML.escape(module.id.rawValue))</td><td>\(HTML.escape(module.version.text))</td>"
+                + "<td><a href=\"/modules/\(HTML.escape(module.id.rawValue))\">\(HTML.escape(module.id.rawValue))</a></td><td>\(HTML.escape(module.version.text))</td>"
                 + "<td>\(module.state.name)</td><td>\(module.activationTime.map(Self.milliseconds) ?? "")</td>"
                 + "<td data-cause>\(HTML.escape(module.cause?.description ?? ""))</td>"
                 + "<td>\(HTML.escape(Self.phaseTimes(module.phaseTimes)))</td>"

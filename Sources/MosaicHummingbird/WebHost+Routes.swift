@@ -15,6 +15,10 @@ extension WebHost {
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
         addOperationsRoutes(to: router)
         router.get("/modules") { request, _ in await respond(request) { _ in await shell(modulesPage()) } }
+        router.get("/modules/:id") { request, context in
+            let id = context.parameters.get("id") ?? ""
+            return await respond(request) { _ in await shell(canvasPage(id)) }
+        }
         router.get("/graph") { request, _ in await respond(request) { _ in await shell(graphPage()) } }
         router.get("/graph.svg") { request, _ in
             await respond(request) { _ in WebResponse(contentType: "image/svg+xml", body: await graphSVG()) }

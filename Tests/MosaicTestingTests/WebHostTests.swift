@@ -186,6 +186,21 @@ struct WebHostTests {
         }
     }
 
+    @Test("each module's canvas is served at /modules/ID and linked from Modules; an unknown one is a 404")
+    func canvasPages() async throws {
+        let (_, web) = try await ghostWeb()
+        try await Application(router: web.router()).test(.router) { client in
+            #expect(try await client.get("/modules").body.contains("href=\"/modules/com.ghost.weather\""))
+            let canvas = try await client.get("/modules/com.ghost.weather")
+            #expect(canvas.status == 200)
+            #expect(canvas.body.contains("<article class=\"canvas\" data-module=\"com.ghost.weather\">"))
+            #expect(canvas.body.contains("data-section=\"Events published\""))
+            let unknown = try await client.get("/modules/com.ghost.nope")
+            #expect(unknown.status == 404)
+            #expect(unknown.body.contains("com.ghost.weather"))
+        }
+    }
+
     @Test("Settings revokes and grants with the page's token; without it nothing changes")
     func settings() async throws {
         let (app, web) = try await ghostWeb()

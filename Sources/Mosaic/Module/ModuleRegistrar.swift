@@ -14,6 +14,8 @@ public struct ModuleRegistrar: Sendable {
     package internal(set) var deeplinks: [DeeplinkHandler] = []
     /// The configuration keys the module reads (``configuration(_:)``).
     package internal(set) var configurationKeys: [AnyConfigurationKey] = []
+    /// The events and shared state keys it says it publishes, subscribes to, writes and reads (declarations only).
+    package internal(set) var interactions = ModuleInteractions()
 
     package init() {}
 }

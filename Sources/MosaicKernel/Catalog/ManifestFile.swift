@@ -45,6 +45,16 @@ struct ManifestFile: Decodable {
         let data: Data
         do {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            if attributes[.type] as? FileAttributeType == .typeDirectory {
+                return (
+                    nil,
+                    [
+                        problem(
+                            "this is a directory, not a manifest file.",
+                            fix: "Rename the directory so that its name does not end in .json, or move it elsewhere.")
+                    ]
+                )
+            }
             if let size = attributes[.size] as? Int, size > maximumSize {
                 return (
                     nil,

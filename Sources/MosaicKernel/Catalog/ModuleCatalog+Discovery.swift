@@ -13,6 +13,23 @@ extension ModuleCatalog {
     ///   - directory: The directory to read.
     ///   - entryPoints: The factories a manifest file may name, by name.
     public mutating func discover(in directory: String, entryPoints: [String: ModuleFactory]) {
+        for path in manifestPaths(in: directory) { readManifest(at: path, entryPoints: entryPoints) }
+    }
+
+    /// Reads every `*.json` manifest file in `directory` as ``discover(in:entryPoints:)`` does, with no code
+    /// behind it: each sound file adds a module that only has its manifest, for checking manifests against each
+    /// other (`mosaic validate DIR`). Such a module can never be activated.
+    package mutating func discoverManifests(in directory: String) {
+        for path in manifestPaths(in: directory) {
+            let (file, problems) = ManifestFile.read(at: path)
+            diagnostics += problems
+            guard let manifest = file?.manifest else { continue }
+            add(ModuleFactory(manifest: manifest) { ManifestOnly() }, origin: .manifestFile(path))
+        }
+    }
+
+    /// The `*.json` files directly in `directory`, in name order; an unreadable directory is a diagnostic.
+    private mutating func manifestPaths(in directory: String) -> [String] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -23,10 +40,10 @@ extension ModuleCatalog {
                     message: "the manifest directory could not be read (\(error.localizedDescription)).",
                     fix: "Create the directory, or point the kernel at the directory that holds the manifest files.",
                     location: .init(file: directory)))
-            return
+            return []
         }
-        for name in names.sorted() where name.hasSuffix(".json") {
-            readManifest(at: (directory as NSString).appendingPathComponent(name), entryPoints: entryPoints)
+        return names.sorted().filter { $0.hasSuffix(".json") }.map {
+            (directory as NSString).appendingPathComponent($0)
         }
     }
 
@@ -91,4 +108,9 @@ extension ModuleCatalog {
         let features = compatibility.features.sorted().joined(separator: ", ")
         return "host \(compatibility.host), platforms [\(platforms)], features [\(features)]"
     }
+}
+
+/// What a module read from a manifest file alone stands for: nothing runs it, since validation never makes modules.
+private struct ManifestOnly: Module {
+    static let manifest = Manifest(id: "mosaic.manifest-only", version: "0.0.0")
 }

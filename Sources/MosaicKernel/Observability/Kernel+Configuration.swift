@@ -1,4 +1,4 @@
-internal import Configuration
+package import Configuration
 internal import Logging
 public import Mosaic
 
@@ -37,7 +37,36 @@ extension Kernel {
         let keys = graph.nodes[index].registrar.configurationKeys
         guard !keys.isEmpty else { return nil }
         let id = graph.nodes[index].id
-        let providers = options.configurationProviders
+        let read = Self.readConfiguration(keys, of: id, from: options.configurationProviders)
+        runtimeDiagnostics += read.diagnostics
+        configurations[id] = ModuleConfiguration(read.values)
+        configurationEntries[id] = read.entries
+        guard !read.problems.isEmpty else {
+            configurationStore.set(id, read.values)
+            return nil
+        }
+        return "its configuration is incomplete: " + read.problems.joined(separator: "; ")
+    }
+
+    /// Every configuration problem boot would report for the modules of `graph` with `providers`, without running
+    /// any module: what `validate` adds to the graph's own diagnostics.
+    package static func configurationDiagnostics(
+        of graph: ModuleGraph, from providers: [any ConfigProvider]
+    ) -> [Diagnostic] {
+        graph.nodes.flatMap { node in
+            node.registrar.configurationKeys.isEmpty
+                ? [] : readConfiguration(node.registrar.configurationKeys, of: node.id, from: providers).diagnostics
+        }
+    }
+
+    /// Reads `keys` of module `id` from `providers`, a key's default standing in for a missing value: the values,
+    /// what a host may show of them, and each key without a usable value as a phrase and as a diagnostic.
+    private static func readConfiguration(
+        _ keys: [AnyConfigurationKey], of id: ModuleID, from providers: [any ConfigProvider]
+    ) -> (
+        values: [String: any ConfigurationValue], entries: [ConfigurationEntry], problems: [String],
+        diagnostics: [Diagnostic]
+    ) {
         let reader = providers.isEmpty ? nil : ConfigReader(providers: providers)
         let sources =
             providers.isEmpty
@@ -46,6 +75,7 @@ extension Kernel {
         var values: [String: any ConfigurationValue] = [:]
         var entries: [ConfigurationEntry] = []
         var problems: [String] = []
+        var diagnostics: [Diagnostic] = []
         for key in keys {
             let components =
                 id.rawValue.split(separator: ".").map(String.init) + key.name.split(separator: ".").map(String.init)
@@ -75,7 +105,7 @@ extension Kernel {
                     : "\(name) is not a valid \(key.kind.rawValue) in \(sources)"
                         + (key.isSecret ? "" : ": \(String(describing: error).prefix(300))")
                 problems.append(problem)
-                runtimeDiagnostics.append(
+                diagnostics.append(
                     Diagnostic(
                         missing ? .configurationMissing : .configurationMalformed, .error, modules: [id],
                         message: "\(id) cannot start: \(problem).",
@@ -86,13 +116,7 @@ extension Kernel {
                                 + "\(environment), the configuration file or the command line)."))
             }
         }
-        configurations[id] = ModuleConfiguration(values)
-        configurationEntries[id] = entries
-        guard !problems.isEmpty else {
-            configurationStore.set(id, values)
-            return nil
-        }
-        return "its configuration is incomplete: " + problems.joined(separator: "; ")
+        return (values, entries, problems, diagnostics)
     }
 
     /// Reads every declared key again from the host's providers and hands each changed, well-formed value to the

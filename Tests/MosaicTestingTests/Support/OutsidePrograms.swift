@@ -18,6 +18,10 @@ struct OutsidePrograms: Sendable {
         install: "apt-get install chromium chromium-driver && python3 -m pip install selenium",
         missing: missingExecutables(["chromium", "chromedriver", "python3"]) + missingPythonModules(["selenium"]))
 
+    /// Graphviz's `dot`, to check that the DOT the `graph` command prints is valid Graphviz.
+    static let graphviz = OutsidePrograms(
+        name: "Graphviz (dot)", install: "apt-get install graphviz", missing: missingExecutables(["dot"]))
+
     /// Whether CI demands every outside program.
     static let required = ProcessInfo.processInfo.environment["MOSAIC_REQUIRE_OUTSIDE_PROGRAMS"] == "1"
 
@@ -32,8 +36,8 @@ struct OutsidePrograms: Sendable {
     /// Records a failure when the programs are missing although CI requires them; call first in the test.
     func requirePresent() -> Bool {
         guard !missing.isEmpty else { return true }
-        Issue.record(
-            "\(name) are required here (MOSAIC_REQUIRE_OUTSIDE_PROGRAMS=1) but \(missing) are missing: \(install)")
+        let problem = "\(name): required here (MOSAIC_REQUIRE_OUTSIDE_PROGRAMS=1), but \(missing) not found"
+        Issue.record("\(problem); install with `\(install)`")
         return false
     }
 

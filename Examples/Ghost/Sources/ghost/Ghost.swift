@@ -5,15 +5,38 @@ import GhostApp
 import Logging
 import Metrics
 import Mosaic
+import MosaicCommands
 import MosaicHummingbird
 import MosaicKernel
 import Prometheus
 
-/// `swift run ghost`: boots the Ghost modules, prints the boot report, and serves the app until Ctrl-C.
+/// `swift run ghost`: serves the app (`serve`, the default), or checks, draws, documents and drives its modules.
 @main
 struct Ghost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The Ghost example app: Mosaic modules served as a web app.")
+        abstract: "The Ghost example app: Mosaic modules served as a web app.",
+        discussion: "Exit codes: 0 success, 1 diagnostics with errors or a link not handled, 2 a usage error.",
+        subcommands: [Serve.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
+
+    /// The entry: swift-argument-parser's, except that a usage error exits 2.
+    static func main() async { await MosaicCommands.main(Ghost.self) }
+}
+
+/// Ghost as the Mosaic commands see it: the catalog and host it serves. Commands that boot (`graph --boot`,
+/// `open`) keep shared state in memory, never in the data directory.
+enum GhostHost: CommandableHost {
+    static var commandHost: CommandHost {
+        CommandHost(
+            catalog: ModuleCatalog(groups: AppManifest.groups), environment: AppManifest.host,
+            entitlements: AppManifest.defaultEntitlements, extensionPoints: WebHost.extensionPoints,
+            options: KernelOptions(deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme])))
+    }
+}
+
+/// `ghost serve`: boots the Ghost modules, prints the boot report, and serves the app until Ctrl-C.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Boot the modules and serve the app (the default command).")
 
     @Option(help: "The port to listen on (0: any free port).")
     var port = 8080

@@ -18,6 +18,9 @@ struct AnalyticsModule: Module {
     static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
 
     static func register(in module: inout ModuleRegistrar) {
+        module.subscribes(to: FeatureOpened.self)
+        module.reads(.usage)
+        module.writes(.usage)
         module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
             (context: ActivationContext) in
             NavigationItem(
@@ -58,6 +61,8 @@ struct SettingsModule: Module {
     static let manifest = Manifest(id: "com.ghost.settings", version: "1.0.0")
 
     static func register(in module: inout ModuleRegistrar) {
+        module.reads(.favouriteCity)
+        module.reads(.favouriteTeam)
         module.tab("settings", priority: 10, title: "Settings", icon: "gear")
         module.contribute(to: .settings, id: "settings.favourites", title: "Favourites") {
             (context: ActivationContext) in

@@ -10,6 +10,9 @@ struct WeatherModule: Module {
         entitlements: ["weather"])
 
     static func register(in module: inout ModuleRegistrar) {
+        module.publishes(FeatureOpened.self)
+        module.reads(.favouriteCity)
+        module.writes(.favouriteCity)
         module.services.singleton(.weatherData) { try SampleWeather() }
         module.tab("weather", priority: 90, title: "Weather", icon: "cloud.sun")
         module.contribute(to: .dashboardWidgets, id: "weather.today", priority: 100, title: "Weather") {
@@ -58,6 +61,9 @@ struct SportsModule: Module {
         entitlements: ["sports"])
 
     static func register(in module: inout ModuleRegistrar) {
+        module.publishes(FeatureOpened.self)
+        module.reads(.favouriteTeam)
+        module.writes(.favouriteTeam)
         module.services.singleton(.sportsData) { try SampleSports() }
         module.tab("sports", priority: 80, title: "Sports", icon: "sportscourt")
         module.contribute(to: .dashboardWidgets, id: "sports.scores", priority: 80, title: "Scores") {
@@ -110,6 +116,7 @@ struct DashboardModule: Module {
     @Injected(.weatherData) var weather
 
     static func register(in module: inout ModuleRegistrar) {
+        module.reads(.favouriteCity)
         module.tab("dashboard", priority: 100, title: "Dashboard", icon: "square.grid.2x2")
         module.contribute(to: .dashboard, id: "dashboard.greeting", priority: 100, title: "Welcome") {
             (context: ActivationContext) in
