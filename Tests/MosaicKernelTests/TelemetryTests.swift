@@ -1,3 +1,4 @@
+import Foundation
 import GhostApp
 import InMemoryTracing
 import Logging
@@ -275,6 +276,82 @@ extension TestMetrics {
         await kernel.shutdown()
     }
 
+    @Test("a phase and a host event have spans with a child per participant; participants and deactivations are timed")
+    func phaseAndHostEventSpans() async throws {
+        let tracer = InMemoryTracer()
+        let metrics = TestMetrics()
+        var options = KernelOptions()
+        options.tracer = tracer
+        options.metricsFactory = metrics
+        let kernel = makeKernel(
+            [participant("com.app.weather", events: [.enteredBackground], journal: Journal())], options: options)
+        try await kernel.boot()
+        try await kernel.run(.launch)
+        try await kernel.send(HostEvent(.enteredBackground, url: "ghost://weather/city?name=Reykjavik-51c2"))
+        await kernel.shutdown()
+
+        let spans = tracer.finishedSpans
+        let phase = try #require(spans.first { $0.operationName == "mosaic.phase" })
+        #expect(phase.string("mosaic.phase") == "launch")
+        let participant = try #require(spans.first { $0.operationName == "mosaic.phase.participant" })
+        #expect(participant.parentSpanID == phase.spanID)
+        #expect(participant.string("mosaic.module.id") == "com.app.weather")
+        #expect(participant.string("mosaic.phase") == "launch")
+        #expect(participant.string("mosaic.outcome") == "completed")
+
+        let hostEvent = try #require(spans.first { $0.operationName == "mosaic.host_event" })
+        #expect(hostEvent.string("mosaic.host_event.kind") == "enteredBackground")
+        let listener = try #require(spans.first { $0.operationName == "mosaic.host_event.listener" })
+        #expect(listener.parentSpanID == hostEvent.spanID)
+        #expect(listener.string("mosaic.module.id") == "com.app.weather")
+        #expect(listener.string("mosaic.outcome") == "completed")
+
+        let deactivation = try #require(
+            spans.first { $0.operationName == "mosaic.module.deactivate" && $0.string("mosaic.module.id") != nil })
+        #expect(deactivation.string("mosaic.module.id") == "com.app.weather")
+        #expect(deactivation.string("mosaic.outcome") == "completed")
+
+        let launch = [("module", "com.app.weather"), ("phase", "launch"), ("outcome", "completed")]
+        #expect(try metrics.expectTimer("mosaic_participant_duration_seconds", launch).values.count == 1)
+        let background = [
+            ("module", "com.app.weather"), ("phase", "event:enteredBackground"), ("outcome", "completed"),
+        ]
+        #expect(try metrics.expectTimer("mosaic_participant_duration_seconds", background).values.count == 1)
+        let deactivated = [("module", "com.app.weather"), ("outcome", "completed")]
+        #expect(try metrics.expectTimer("mosaic_module_deactivation_duration_seconds", deactivated).values.count == 1)
+        // A host event's URL is a user value: it reaches no span and no metric.
+        let everything = spans.map(\.text).joined(separator: "\n") + metrics.text
+        #expect(!everything.contains("Reykjavik"))
+    }
+
+    @Test("a failed resolve is counted by module and code, and persisting a state key is timed")
+    func resolveFailuresAndPersistence() async throws {
+        let metrics = TestMetrics()
+        var options = KernelOptions()
+        options.metricsFactory = metrics
+        let directory = try temporaryDirectory(with: [:])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        options.stateDirectory = directory
+        let kernel = makeKernel(
+            [
+                serviceModule("com.app.reader") { module in
+                    module.participate(in: .launch) { context in
+                        _ = try? context.services.resolve(.clock)
+                        try context.state.set(.persistedNote, to: "saved")
+                    }
+                }
+            ], options: options)
+        try await kernel.boot()
+        try await kernel.run(.launch)
+        await kernel.shutdown()
+
+        let failures = metrics.counters.filter { $0.label == "mosaic_service_resolve_failures_total" }
+        #expect(failures.count == 1)
+        #expect(failures.first?.dimensions.contains { $0 == "module" && $1 == "com.app.reader" } == true)
+        let saved = [("key", "test.persisted-note"), ("outcome", "saved")]
+        #expect(try metrics.expectTimer("mosaic_state_persist_duration_seconds", saved).values.count == 1)
+    }
+
     @Test("every resolve is counted only when the host opts in; failed resolves always are")
     func resolves() async throws {
         for counting in [false, true] {
@@ -339,5 +416,12 @@ extension TestMetrics {
         #expect(seen.activations == ["com.app.logs"])
         #expect(Logger.MetadataProvider.mosaicModule.get().isEmpty)
         await kernel.shutdown()
+    }
+}
+
+extension StateKey where Value == String {
+    /// A key kept in the state database, for the persistence metrics.
+    fileprivate static var persistedNote: Self {
+        StateKey("test.persisted-note", initial: "", persistence: .database)
     }
 }

@@ -199,6 +199,28 @@ struct ConfigurationReloadTests {
         #expect(!diagnostic.description.contains(secret))
     }
 
+    @Test(
+        "the kernel reloads on its own when a provider reports new values: no explicit reload",
+        .timeLimit(.minutes(1)))
+    func reloadsWhenProviderChanges() async throws {
+        let provider = MutableInMemoryProvider(
+            name: "test",
+            initialValues: [Self.minutesKey: 20, Self.tokenKey: ConfigValue(.string("t"), isSecret: true)])
+        var options = KernelOptions()
+        options.configurationProviders = [provider]
+        let kernel = Kernel(modules: [RefresherModule.self], host: HostEnvironment(version: "1.0.0"), options: options)
+        _ = try await kernel.boot()
+        let stream = try #require(RefresherModule.minutesUpdates.withLock { $0 })
+        var updates = stream.makeAsyncIterator()
+        #expect(await updates.next() == 20)
+
+        // The kernel watches the provider from boot on; a change made before its watch begins is in the first
+        // snapshot it sees, so this cannot race.
+        provider.setValue(25, forKey: Self.minutesKey)
+        #expect(await updates.next() == 25)
+        await kernel.shutdown()
+    }
+
     @Test("a reloading JSON file provider's new values reach the module once the provider and the kernel reload")
     func reloadingFileProvider() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-reload-\(UUID())")

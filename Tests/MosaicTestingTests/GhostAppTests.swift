@@ -1,3 +1,4 @@
+import Configuration
 import GhostApp
 import Mosaic
 import MosaicKernel
@@ -24,7 +25,7 @@ struct GhostAppTests {
                     "com.ghost.weather", "com.ghost.sports", "com.ghost.art",
                 ])
             let weather = try #require(try await app.contents(of: .dashboardWidgets).first)
-            #expect(weather.blocks.prefix(2) == [.heading("Chicago"), .facts([Fact("Now", "12°, Windy")])])
+            #expect(weather.blocks.prefix(2) == [.heading("Chicago"), .facts([Fact("Now", "12°C, Windy")])])
         }
     }
 
@@ -61,6 +62,40 @@ struct GhostAppTests {
             }
             #expect(error.description.contains("There is no city named 'Atlantis'; try one of: Chicago, Lisbon"))
             #expect(app.sharedState[.favouriteCity] == "Chicago")
+        }
+    }
+
+    @Test(
+        "Weather shows temperatures in the configured units, and in new ones once the configuration reloads",
+        .timeLimit(.minutes(1)))
+    func weatherUnits() async throws {
+        let unitsKey = AbsoluteConfigKey(["com", "ghost", "weather", "units"])
+        let provider = MutableInMemoryProvider(name: "test", initialValues: [unitsKey: "imperial"])
+        var harness = ghostHarness()
+        harness.options.configurationProviders = [provider]
+        try await harness.run { app in
+            await app.expectClean()
+            var weather = try #require(try await app.contents(of: .dashboardWidgets).first)
+            #expect(weather.blocks.dropFirst().first == .facts([Fact("Now", "54°F, Windy")]))
+
+            provider.setValue("metric", forKey: unitsKey)
+            await app.kernel.reloadConfiguration()
+            weather = try #require(try await app.contents(of: .dashboardWidgets).first)
+            #expect(weather.blocks.dropFirst().first == .facts([Fact("Now", "12°C, Windy")]))
+            #expect(await app.kernel.configuration(of: "com.ghost.weather").map(\.value) == ["metric"])
+        }
+    }
+
+    @Test("units Weather does not know fail its content with the fix, not the app")
+    func unknownUnits() async throws {
+        var harness = ghostHarness()
+        harness.options.configurationProviders = [
+            InMemoryProvider(values: [AbsoluteConfigKey(["com", "ghost", "weather", "units"]): "kelvin"])
+        ]
+        try await harness.run { app in
+            await app.expectClean()
+            await #expect(throws: (any Error).self) { try await app.contents(of: .dashboardWidgets) }
+            #expect(await app.state(of: "com.ghost.sports") == .active)
         }
     }
 }

@@ -8,8 +8,12 @@ struct WeatherModule: Module {
     static let manifest = Manifest(
         id: "com.ghost.weather", version: "1.4.0", requires: [.module("com.ghost.location", "1.0.0"..<"2.0.0")],
         entitlements: ["weather"])
+    /// `metric` (°C) or `imperial` (°F): `com.ghost.weather.units` in the host's configuration. Content reads it
+    /// each time it renders, so a reloaded configuration file shows at the next render.
+    static let units = ConfigurationKey<String>("units", default: "metric")
 
     static func register(in module: inout ModuleRegistrar) {
+        module.configuration(units)
         module.publishes(FeatureOpened.self)
         module.reads(.favouriteCity)
         module.writes(.favouriteCity)
@@ -19,18 +23,22 @@ struct WeatherModule: Module {
             (context: ActivationContext, data: any WeatherData) in
             let city = context.state[.favouriteCity]
             guard let weather = data.weather(in: city) else { return Panel(.text("No weather for \(city).")) }
+            let scale = try Units(context.configuration[units])
             return Panel(
-                .heading(weather.city), .facts([Fact("Now", "\(weather.temperature)°, \(weather.condition)")]),
+                .heading(weather.city),
+                .facts([Fact("Now", "\(scale.temperature(weather.temperature)), \(weather.condition)")]),
                 .list(weather.forecast))
         }
         module.contribute(to: .tabPages, id: "weather.cities", title: "Cities", tab: "weather") {
             (context: ActivationContext, data: any WeatherData) in
             let favourite = context.state[.favouriteCity]
+            let scale = try Units(context.configuration[units])
             return Panel(
                 blocks: data.cities.compactMap(data.weather(in:)).map { weather in
                     let mark = weather.city == favourite ? " ★" : ""
                     return .group([
-                        .heading(weather.city + mark), .text("\(weather.temperature)°, \(weather.condition)"),
+                        .heading(weather.city + mark),
+                        .text("\(scale.temperature(weather.temperature)), \(weather.condition)"),
                         .link(title: "Make favourite", target: context.url(for: CityRoute(name: weather.city))),
                     ])
                 })
@@ -134,3 +142,34 @@ struct DashboardModule: Module {
 
 /// Days since 1970: the art of the day changes daily and stays the same all day.
 var daysSince1970: Int { Int(Date().timeIntervalSince1970 / 86_400) }
+
+/// How Weather shows temperatures (the samples are in °C).
+enum Units {
+    case metric, imperial
+
+    /// The units `name` names; any other value fails the content with the fix, so a typo shows on the widget.
+    init(_ name: String) throws {
+        switch name {
+        case "metric": self = .metric
+        case "imperial": self = .imperial
+        default:
+            throw ConfigurationProblem(
+                "com.ghost.weather.units is “\(name)”; set it to metric or imperial (--set, the environment or the file)."
+            )
+        }
+    }
+
+    /// `celsius` in these units, with its sign.
+    func temperature(_ celsius: Int) -> String {
+        switch self {
+        case .metric: "\(celsius)°C"
+        case .imperial: "\(Int((Double(celsius) * 9 / 5 + 32).rounded()))°F"
+        }
+    }
+}
+
+/// A configuration value the module cannot use.
+struct ConfigurationProblem: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
