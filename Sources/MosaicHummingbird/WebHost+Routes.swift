@@ -89,8 +89,14 @@ extension WebHost {
             }
             let inner = next
             next = { request in
+                // What the middleware passes the request on to is the host's code (and other modules', which
+                // enter their own calls), not the middleware module's.
+                let host = HostContext()
+                let onward: @Sendable (WebRequest) async throws -> WebResponse = { request in
+                    try await host.run { try await inner(request) }
+                }
                 do {
-                    return try await contribution.call { try await middleware.handle(request, inner) }
+                    return try await contribution.call { try await middleware.handle(request, onward) }
                 } catch let fault as ModuleFault {
                     throw fault
                 } catch {

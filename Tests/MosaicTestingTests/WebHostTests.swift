@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import InMemoryLogging
 import Logging
 import Mosaic
 import MosaicHummingbird
@@ -25,6 +26,15 @@ struct HostileModule: Module {
                 // A quote with a combining mark is one Character: escaping by Character let it out of the attribute.
                 .image(source: "/art.png", alternative: "a\"\u{301} onerror=alert(4) x=\"\u{301}"))
         }
+    }
+}
+
+/// A module whose dashboard widget cannot be built.
+struct BrokenWidgetModule: Module {
+    struct Broken: Error {}
+    static let manifest = Manifest(id: "com.test.broken-widget", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .dashboardWidgets, id: "broken", title: "Broken") { () throws -> Panel in throw Broken() }
     }
 }
 
@@ -89,6 +99,24 @@ func widgetModules(_ html: String) -> [String] {
 
 @Suite("Web host")
 struct WebHostTests {
+    @Test("the host's logs behind a module's middleware do not name that module: only its own code runs as it")
+    func middlewareDoesNotClaimTheHost() async throws {
+        var handler = InMemoryLogHandler()
+        handler.metadataProvider = .mosaicModule
+        let (app, web) = try await ghostWeb(
+            [BrokenWidgetModule.self], logger: Logger(label: "test.web") { [handler] _ in handler })
+        try await Application(router: web.router()).test(.router) { client in
+            let page = try await client.get("/dashboard")
+            #expect(page.status == 200)
+            #expect(page.headers[HTTPField.Name("X-Ghost-Analytics")!] == "on")  // Analytics' middleware ran
+        }
+        let fault = try #require(handler.entries.first { "\($0.message)" == "A panel's factory threw" })
+        #expect(fault.metadata["module"] == "com.test.broken-widget")
+        // The request passed through Analytics' middleware, but the web host wrote this line, not Analytics.
+        #expect(fault.metadata["mosaic.module"] == nil)
+        await app.shutdown()
+    }
+
     @Test("the dashboard shows three modules' widgets in priority order, inside the shell")
     func dashboard() async throws {
         let (_, web) = try await ghostWeb()

@@ -38,3 +38,23 @@ extension Services {
         return result
     }
 }
+
+/// The host's task-local context where it was made, to return to from inside a module's call: what a module hands
+/// back to the host (a middleware's `next`) is not that module's code, so it runs with the host's `ServiceContext`
+/// and without the module's services or call. Otherwise the host's logs and spans further down would name the
+/// module, and `@Injected` failures there would fail it.
+package struct HostContext: Sendable {
+    private let serviceContext: ServiceContext?
+
+    /// The context of the current task, which must be the host's (outside any module's call).
+    package init() { serviceContext = ServiceContext.current }
+
+    /// Runs `operation` in this context.
+    package func run<R>(_ operation: () async throws -> R) async throws -> R {
+        try await ServiceContext.$current.withValue(serviceContext) {
+            try await ModuleCall.$current.withValue(nil) {
+                try await Services.$current.withValue(nil, operation: operation)
+            }
+        }
+    }
+}
