@@ -27,8 +27,12 @@ struct Telemetry: Sendable {
     }
 
     func count(_ name: String, _ dimensions: [(String, String)], by amount: Int = 1) {
+        counter(name, dimensions).increment(by: amount)
+    }
+
+    /// The counter for `name` and `dimensions`, for a caller that keeps it.
+    func counter(_ name: String, _ dimensions: [(String, String)]) -> Counter {
         handles.counters.handle(name, dimensions) { Counter(label: name, dimensions: dimensions, factory: metrics) }
-            .increment(by: amount)
     }
 
     func record(_ name: String, _ dimensions: [(String, String)], _ duration: Duration) {
