@@ -28,8 +28,10 @@ extension WebHost {
             menu = try await navigation(.menu)
             sidebar = try await navigation(.sidebar)
         } catch let fault as ModuleFault {
+            RenderOutcome.markFailed()
             return bare(faultPage("A navigation item's factory threw", module: fault.module, fault.error))
         } catch {
+            RenderOutcome.markFailed()
             return bare(faultPage("A navigation item's factory threw", module: nil, error))
         }
         return document(
@@ -67,35 +69,46 @@ extension WebHost {
     }
 
     /// The links of a navigation point's contributions, with their badges; `current` marks one by id. Throws a
-    /// ``ModuleFault`` when an item's factory throws.
+    /// ``ModuleFault`` when an item's factory throws. The region, and each item, is rendered again only when what
+    /// it depends on changes (see ``RenderCache``).
     func navigation(_ point: ExtensionPoint<NavigationItem>, current: String? = nil) async throws -> String {
-        var html = ""
-        for contribution in kernel.contributions(for: point) {
-            let item: NavigationItem
-            do {
-                item = try await contribution.content()
-            } catch {
-                throw ModuleFault(module: contribution.module, error: error)
+        try await rendered("region|\(point.id)|\(current ?? "")") {
+            var html = ""
+            for contribution in kernel.contributions(for: point) {
+                let marked = contribution.id == current
+                html += try await rendered("item|\(point.id)|\(contribution.module)|\(contribution.id)|\(marked)") {
+                    let item: NavigationItem
+                    do {
+                        item = try await contribution.content()
+                    } catch {
+                        throw ModuleFault(module: contribution.module, error: error)
+                    }
+                    let badge = item.badge.map { " <span class=\"badge\">\(HTML.escape($0))</span>" } ?? ""
+                    return "<a data-item=\"\(HTML.escape(contribution.id))\" "
+                        + "href=\"\(HTML.escape(HTML.href(item.target, scheme: scheme)))\""
+                        + "\(marked ? " aria-current=\"page\"" : "")>"
+                        + "\(HTML.escape(contribution.metadata.title))\(badge)</a>"
+                }
             }
-            let marked = contribution.id == current ? " aria-current=\"page\"" : ""
-            let badge = item.badge.map { " <span class=\"badge\">\(HTML.escape($0))</span>" } ?? ""
-            html +=
-                "<a data-item=\"\(HTML.escape(contribution.id))\" "
-                + "href=\"\(HTML.escape(HTML.href(item.target, scheme: scheme)))\"\(marked)>"
-                + "\(HTML.escape(contribution.metadata.title))\(badge)</a>"
+            return html
         }
-        return html
     }
 
-    /// The panels of `contributions`, each a titled section naming its module; a panel whose factory throws shows
-    /// the error id, and the log has the error.
-    func sections(_ contributions: [Contribution<Panel>], class name: String) async -> String {
+    /// The panels of `contributions` to `point`, each a titled section naming its module; a panel whose factory
+    /// throws shows the error id, and the log has the error. A panel is built again only when what it depends on
+    /// changes (see ``RenderCache``); one that failed is tried again on the next request.
+    func sections(
+        _ contributions: [Contribution<Panel>], of point: ExtensionPoint<Panel>, class name: String
+    ) async -> String {
         var html = ""
         for contribution in contributions {
             let content: String
             do {
-                content = HTML.render(try await contribution.content(), scheme: scheme)
+                content = try await rendered("panel|\(point.id)|\(contribution.module)|\(contribution.id)") {
+                    HTML.render(try await contribution.content(), scheme: scheme)
+                }
             } catch {
+                RenderOutcome.markFailed()
                 let id = logFault("A panel's factory threw", module: contribution.module, error)
                 content = "<p class=\"error\">\(HTML.escape("This panel could not be built (error id \(id))."))</p>"
             }

@@ -32,6 +32,8 @@ public struct WebHost: Sendable {
     public let operations: OperationsOptions
     /// Whether the host is starting, ready or stopping, for `/health/ready`.
     package let readiness = Readiness()
+    /// What the host rendered, kept until what it depended on changes.
+    let renders = RenderCache()
     /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
     let declaredEntitlements: Set<Entitlement>
 
