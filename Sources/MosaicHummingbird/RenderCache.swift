@@ -85,7 +85,7 @@ extension WebHost {
     /// key it read change. A render that throws, or in which a part failed, is not kept. Inside an outer render,
     /// what this one read counts for the outer one too (also when the value is reused).
     func rendered<Value: Sendable>(
-        _ key: String, keepIf isKept: (Value) -> Bool = { _ in true }, _ render: () async throws -> Value
+        _ key: String, keepIf isKept: (Value) -> Bool = { _ in true }, render: () async throws -> Value
     ) async rethrows -> Value {
         let now = kernel.renderVersions
         if let kept = renders.value(key, as: Value.self, now: now, kernel: kernel) {
