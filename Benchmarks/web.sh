@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# wrk against Ghost's dashboard and a bare Hummingbird route, in the same run, release builds.
+# wrk against Ghost's dashboard and a bare Hummingbird route, in the same run, release builds; then the latency
+# percentiles of four Ghost routes: /dashboard, /modules, GET /open?url=… (the page that asks to confirm a link) and
+# a module's API route (/api/weather/Oslo).
 # Usage: bash Benchmarks/web.sh [seconds]   (needs wrk: apt-get install wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,9 +20,21 @@ for port in 8181 8182; do
     for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/dashboard" >/dev/null && break; sleep 0.1; done
 done
 
-rate() { wrk -t2 -c32 -d"${seconds}s" "http://127.0.0.1:$1/dashboard" | awk '/Requests\/sec/ {print $2}'; }
-ghost_rate="$(rate 8181)"
-bare_rate="$(rate 8182)"
-echo "ghost /dashboard:      $ghost_rate requests/s"
-echo "bare Hummingbird route: $bare_rate requests/s"
-awk -v g="$ghost_rate" -v b="$bare_rate" 'BEGIN { printf "ratio: %.2f (goal >= 0.5)\n", g / b }'
+# requests/s, p50 and p99 of `wrk -t2 -c32 --latency` against URL; fails on any non-2xx answer.
+measure() {
+    local out
+    out="$(wrk -t2 -c32 -d"${seconds}s" --latency "$1")"
+    if grep -q 'Non-2xx' <<<"$out"; then echo "non-2xx answers from $1" >&2; exit 1; fi
+    awk '/Requests\/sec/ {r=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} END {printf "%s %s %s\n", r, p50, p99}' <<<"$out"
+}
+
+read -r ghost_rate ghost_p50 ghost_p99 < <(measure "http://127.0.0.1:8181/dashboard")
+read -r bare_rate bare_p50 bare_p99 < <(measure "http://127.0.0.1:8182/dashboard")
+printf '%-32s %12s %10s %10s\n' route requests/s p50 p99
+printf '%-32s %12s %10s %10s\n' "ghost /dashboard" "$ghost_rate" "$ghost_p50" "$ghost_p99"
+printf '%-32s %12s %10s %10s\n' "bare Hummingbird route" "$bare_rate" "$bare_p50" "$bare_p99"
+awk -v g="$ghost_rate" -v b="$bare_rate" 'BEGIN { printf "ratio: %.2f (goal >= 0.6)\n", g / b }'
+for path in /modules "/open?url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DOslo" /api/weather/Oslo; do
+    read -r rate p50 p99 < <(measure "http://127.0.0.1:8181$path")
+    printf '%-32s %12s %10s %10s\n' "ghost ${path%%\?*}" "$rate" "$p50" "$p99"
+done

@@ -10,20 +10,52 @@ package final class Readiness: Sendable {
         case stopping
     }
 
-    private let state = Mutex(Phase.starting)
+    private struct State {
+        var phase = Phase.starting
+        /// Who waits for the host to start stopping (open live pages' streams), by number.
+        var waiting: [Int: AsyncStream<Void>.Continuation] = [:]
+        var next = 0
+    }
+
+    private let state = Mutex(State())
 
     package init() {}
 
     /// The phase now.
-    package var phase: Phase { state.withLock { $0 } }
+    package var phase: Phase { state.withLock { $0.phase } }
 
     /// Boot finished: ready, unless shutdown already began.
     package func markReady() {
-        state.withLock { if $0 == .starting { $0 = .ready } }
+        state.withLock { if $0.phase == .starting { $0.phase = .ready } }
     }
 
-    /// Shutdown began; the host stays not ready from now on.
+    /// Shutdown began; the host stays not ready from now on, and every ``stopping()`` stream ends.
     package func markStopping() {
-        state.withLock { $0 = .stopping }
+        let waiting = state.withLock { state in
+            state.phase = .stopping
+            defer { state.waiting = [:] }
+            return state.waiting.values
+        }
+        for continuation in waiting { continuation.finish() }
+    }
+
+    /// A stream that ends when shutdown begins (at once if it has): what ends the host's long-lived responses, so
+    /// that a graceful shutdown does not wait for them.
+    package func stopping() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        let number: Int? = state.withLock { state in
+            guard state.phase != .stopping else { return nil }
+            state.next += 1
+            state.waiting[state.next] = continuation
+            return state.next
+        }
+        guard let number else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.waiting.removeValue(forKey: number) }
+        }
+        return stream
     }
 }

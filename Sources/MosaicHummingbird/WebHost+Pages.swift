@@ -10,10 +10,11 @@ extension WebHost {
         switch tab {
         case "dashboard":
             main =
-                await sections(kernel.contributions(for: .dashboard), class: "panel")
-                + "<div class=\"widgets\">\(await sections(kernel.contributions(for: .dashboardWidgets), class: "widget"))</div>"
+                await sections(kernel.contributions(for: .dashboard), of: .dashboard, class: "panel")
+                + "<div class=\"widgets\">\(await sections(kernel.contributions(for: .dashboardWidgets), of: .dashboardWidgets, class: "widget"))</div>"
         case "settings":
-            main = await sections(kernel.contributions(for: .settings), class: "panel") + entitlementsForm()
+            main =
+                await sections(kernel.contributions(for: .settings), of: .settings, class: "panel") + entitlementsForm()
         default:
             guard tabs.contains(tab) else {
                 let known = tabs.isEmpty ? "none are active" : tabs.joined(separator: ", ")
@@ -23,7 +24,7 @@ extension WebHost {
                     notice: notice)
             }
             let pages = kernel.contributions(for: .tabPages).filter { $0.metadata.tab == tab }
-            main = pages.isEmpty ? "<p>Nothing here yet.</p>" : await sections(pages, class: "panel")
+            main = pages.isEmpty ? "<p>Nothing here yet.</p>" : await sections(pages, of: .tabPages, class: "panel")
         }
         let title = kernel.contributions(for: .tabs).first { $0.id == tab }?.metadata.title ?? tab
         return Page(title: title, tab: tab, main: "<h1>\(HTML.escape(title))</h1>\(main)", notice: notice)

@@ -14,17 +14,25 @@ extension WebHost {
         router.add(middleware: DefenceMiddleware(host: self))
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
         addOperationsRoutes(to: router)
-        router.get("/modules") { request, _ in await respond(request) { _ in await shell(modulesPage()) } }
+        router.get("/modules") { request, _ in
+            await respond(request) { _ in await shell(modulesPage(), live: "/modules") }
+        }
         router.get("/modules/:id") { request, context in
             let id = context.parameters.get("id") ?? ""
             return await respond(request) { _ in await shell(canvasPage(id)) }
+        }
+        router.get("/live") { request, _ in await liveResponse(request) }
+        router.get("/live.js") { request, _ in
+            await respond(request) { _ in
+                WebResponse(contentType: "text/javascript; charset=utf-8", body: Self.liveScript)
+            }
         }
         router.get("/graph") { request, _ in await respond(request) { _ in await shell(graphPage()) } }
         router.get("/graph.svg") { request, _ in
             await respond(request) { _ in WebResponse(contentType: "image/svg+xml", body: await graphSVG()) }
         }
         // Declared beside the settings form's POST route, which would otherwise hide the tab from `/:tab`.
-        router.get("/settings") { request, _ in await respond(request) { _ in await shell(tabPage("settings")) } }
+        router.get("/settings") { request, _ in await respond(request) { _ in await tabResponse("settings") } }
         router.get("/open") { request, _ in await respond(request) { _ in await open(query: request.uri.query) } }
         router.post("/open") { request, _ in
             let form = await body(of: request)
@@ -54,12 +62,25 @@ extension WebHost {
         }
         router.get("/:tab") { request, context in
             let tab = context.parameters.get("tab") ?? ""
-            return await respond(request) { _ in await shell(tabPage(tab)) }
+            return await respond(request) { _ in await tabResponse(tab) }
         }
         router.get("/:tab/**") { request, _ in
             await respond(request) { _ in await open(path: request.uri.path, query: request.uri.query) }
         }
         return router
+    }
+
+    /// The page of tab `tab` in the shell, kept until what it shows changes: a request for an unchanged page only
+    /// compares versions. A page in which a part failed, or an unknown tab's 404, is not kept.
+    func tabResponse(_ tab: String) async -> WebResponse {
+        await rendered(
+            "page|\(tab)", keepIf: { $0.status == 200 },
+            render: {
+                switch await livePage("/\(tab)") {
+                case .regions(let regions): document(status: 200, regions, carriesToken: true, live: "/\(tab)")
+                case .other(let response): response
+                }
+            })
     }
 
     /// The body of a state-changing request as text; the defences have already read it within the size limit.

@@ -12,6 +12,11 @@ internal import MosaicWeb
 /// whose handler persists state is applied only by a `POST` (a `GET` shows a page that confirms); a module factory
 /// that throws answers 500; server faults show an error id whose details go to the log; every response carries
 /// the security headers.
+///
+/// The host renders by version: a region, and each contribution's content, is built again only when the
+/// contribution lists, the granted entitlements, a module's state, or a shared-state key it read while building
+/// has changed, so content should be a function of shared state (data a module keeps elsewhere shows at the next
+/// such change). Open tab pages and Modules update themselves through server-sent events from `/live`.
 public struct WebHost: Sendable {
     /// The kernel being served; the host boots and shuts it down.
     public let kernel: Kernel
@@ -32,6 +37,8 @@ public struct WebHost: Sendable {
     public let operations: OperationsOptions
     /// Whether the host is starting, ready or stopping, for `/health/ready`.
     package let readiness = Readiness()
+    /// What the host rendered, kept until what it depended on changes.
+    let renders = RenderCache()
     /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
     let declaredEntitlements: Set<Entitlement>
 

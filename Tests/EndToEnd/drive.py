@@ -74,6 +74,49 @@ try:
     check(widgets() == ["com.ghost.weather", "com.ghost.sports", "com.ghost.art"],
           f"granting weather brings its widget back first: {widgets()}")
     driver.save_screenshot(os.path.join(output, "dashboard-restored.png"))
-    print("OK: dashboard order, deeplink tab, revoke and grant from Settings")
+
+    # Two windows: what one does shows in the other's dashboard without a reload.
+    acting = driver.current_window_handle
+    driver.switch_to.new_window("window")
+    watching = driver.current_window_handle
+    driver.get(base + "/dashboard")
+    # A reload would lose this mark.
+    driver.execute_script("window.notReloaded = true")
+
+    def watch(condition, message):
+        """Switches to the watching window and waits for `condition` there, without reloading it."""
+        driver.switch_to.window(watching)
+        try:
+            WebDriverWait(driver, 30).until(lambda _: condition())
+        except Exception:
+            check(False, message + f" (widgets: {widgets()})")
+        check(driver.execute_script("return window.notReloaded === true"), "the watching window was not reloaded")
+
+    def weather_city():
+        headings = driver.find_elements(By.CSS_SELECTOR, 'section.widget[data-module="com.ghost.weather"] h3')
+        return headings[0].text if headings else None
+
+    driver.switch_to.window(acting)
+    revoke_or_grant("weather")
+    watch(lambda: widgets() == ["com.ghost.sports", "com.ghost.art"],
+          "revoking weather in one window removes its widget in the other")
+    driver.save_screenshot(os.path.join(output, "live-revoked.png"))
+
+    driver.switch_to.window(acting)
+    revoke_or_grant("weather")
+    watch(lambda: widgets() == ["com.ghost.weather", "com.ghost.sports", "com.ghost.art"],
+          "granting weather in one window brings its widget back in the other")
+    city = weather_city()
+
+    driver.switch_to.window(acting)
+    target = "Lisbon" if city != "Lisbon" else "Oslo"
+    driver.get(base + f"/open?url=ghost://dashboard/weather/city?name={target}")
+    confirm = driver.find_element(By.CSS_SELECTOR, 'form[action="/open"] button')
+    confirm.click()
+    WebDriverWait(driver, 30).until(loaded.staleness_of(confirm))
+    watch(lambda: weather_city() == target,
+          f"opening the {target} link in one window changes the other's weather widget (it shows {weather_city()})")
+    driver.save_screenshot(os.path.join(output, "live-city.png"))
+    print("OK: dashboard order, deeplink tab, revoke and grant from Settings; a second window follows live")
 finally:
     driver.quit()

@@ -11,7 +11,8 @@ struct EndToEndTests {
         .deletingLastPathComponent()
 
     @Test(
-        "in Chromium: dashboard order, a deeplink's tab, revoke and grant on Settings", .timeLimit(.minutes(3)),
+        "in Chromium: dashboard order, a deeplink's tab, revoke and grant on Settings; a second window follows without a reload",
+        .timeLimit(.minutes(3)),
         .enabled(if: OutsidePrograms.browser.shouldRun, OutsidePrograms.browser.skipReason))
     func chromium() async throws {
         guard OutsidePrograms.browser.requirePresent() else { return }

@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -41,9 +42,11 @@ struct BrokenWidgetModule: Module {
 /// Ghost served in process, its modules run by a test harness.
 func ghostWeb(
     _ extra: [any Module.Type] = [], options: WebHostOptions = .init(),
-    logger: Logger = Logger(label: "test.web") { _ in SwiftLogNoOpLogHandler() }
+    logger: Logger = Logger(label: "test.web") { _ in SwiftLogNoOpLogHandler() },
+    configuration: [any ConfigProvider] = []
 ) async throws -> (TestApp, WebHost) {
     var harness = ghostHarness(extra)
+    harness.options.configurationProviders = configuration
     harness.extensionPoints = WebHost.extensionPoints
     harness.options.deeplinkRules = DeeplinkRules(allowedSchemes: ["ghost"])
     let app = try await harness.start()

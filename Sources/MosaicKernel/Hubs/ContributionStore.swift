@@ -37,8 +37,11 @@ final class ContributionStore: ContributionSource {
     }
 
     private let state: Mutex<State>
+    /// Advances whenever a point's visible list or the granted entitlements change.
+    let version: VersionCounter
 
-    init(points: some Sequence<AnyExtensionPoint>) {
+    init(points: some Sequence<AnyExtensionPoint>, signal: Broadcast<Void>? = nil) {
+        version = VersionCounter(signal: signal)
         var state = State()
         for point in points {
             state.points[point.id] = Point(declaration: point)
@@ -89,7 +92,7 @@ final class ContributionStore: ContributionSource {
             for id in changed {
                 guard let order = state.points[id]?.declaration.order else { continue }
                 state.points[id]?.entries.sort { order.precedes($0.keys, $1.keys) }
-                Self.publish(id, in: &state)
+                publish(id, in: &state)
             }
         }
     }
@@ -99,7 +102,7 @@ final class ContributionStore: ContributionSource {
         state.withLock { state in
             for id in state.pointsOfModule.removeValue(forKey: module) ?? [] {
                 state.points[id]?.entries.removeAll { $0.module == module }
-                Self.publish(id, in: &state)
+                publish(id, in: &state)
             }
         }
     }
@@ -110,7 +113,8 @@ final class ContributionStore: ContributionSource {
             guard state.granted != granted else { return }
             let changed = state.granted.symmetricDifference(granted)
             state.granted = granted
-            for id in Set(changed.flatMap { state.pointsOfEntitlement[$0] ?? [] }) { Self.publish(id, in: &state) }
+            version.advance()
+            for id in Set(changed.flatMap { state.pointsOfEntitlement[$0] ?? [] }) { publish(id, in: &state) }
         }
     }
 
@@ -127,12 +131,13 @@ final class ContributionStore: ContributionSource {
 
     /// Rebuilds the visible list of point `id` and hands it to its observers (inside the lock, so that every
     /// observer sees the lists in the order they were made).
-    private static func publish(_ id: String, in state: inout State) {
+    private func publish(_ id: String, in state: inout State) {
         guard let point = state.points[id] else { return }
         let granted = state.granted
         let visible = point.entries.filter { $0.entitlement.map(granted.contains) ?? true }
         let list = point.declaration.makeList(visible.map(\.contribution))
         state.lists[id] = list
+        version.advance()
         point.observers.send(list)
     }
 }

@@ -23,3 +23,24 @@ extension Kernel {
     /// Every extension point's contributions, as modules see them.
     public nonisolated var allContributions: Contributions { Contributions(contributionStore) }
 }
+
+extension Kernel {
+    /// The versions of what a host renders: the contribution lists, the modules' states and shared state. Read
+    /// without waiting for the kernel; take them before a render, so that a change during it shows as a change.
+    package nonisolated var renderVersions: RenderVersions {
+        RenderVersions(
+            contributions: contributionStore.version.current, modules: moduleVersion.current,
+            state: stateHub.writes.current)
+    }
+
+    /// Whether every shared-state key in `reads` (a ``StateReads`` record) still has the version that was read.
+    package nonisolated func isUnchanged(_ reads: [String: UInt64]) -> Bool {
+        reads.isEmpty || stateHub.isUnchanged(reads)
+    }
+
+    /// One element now and one after each change of ``renderVersions`` (a slow reader gets one for many changes),
+    /// until ``shutdown()``.
+    package nonisolated func renderChanges() -> AsyncStream<Void> {
+        renderSignal.subscribe(bufferingPolicy: .bufferingNewest(1), first: ()) { $0 }.stream
+    }
+}

@@ -13,6 +13,8 @@ final class StateHub: StateStore {
     private struct Entry {
         let type: ObjectIdentifier
         var value: any Sendable
+        /// The hub's write version after this key's last write; 0 until the first.
+        var version: UInt64 = 0
         let observers = Broadcast<any Sendable>()
         let lane = Lane()
     }
@@ -39,6 +41,8 @@ final class StateHub: StateStore {
     static let host: ModuleID = "mosaic.host"
 
     private let state = Mutex(State())
+    /// Advances on every write of any key.
+    let writes: VersionCounter
     private let directory: String?
     private let busyTimeout: Duration
     /// Where every persisted key goes instead of the directory, for tests of the hub itself.
@@ -51,8 +55,9 @@ final class StateHub: StateStore {
 
     init(
         directory: String?, busyTimeout: Duration = .seconds(5), persister: (any StatePersister)? = nil,
-        telemetry: Telemetry? = nil
+        telemetry: Telemetry? = nil, signal: Broadcast<Void>? = nil
     ) {
+        writes = VersionCounter(signal: signal)
         self.telemetry = telemetry
         self.directory = directory
         self.busyTimeout = busyTimeout
@@ -63,7 +68,16 @@ final class StateHub: StateStore {
     var diagnostics: [Diagnostic] { state.withLock { $0.diagnostics } }
 
     func read<Value>(_ key: StateKey<Value>) -> Value {
-        state.withLock { state in current(key, in: &state) }
+        let (value, version) = state.withLock { state in
+            (current(key, in: &state), state.entries[key.id]?.version ?? 0)
+        }
+        StateReads.note(key.id, version: version)
+        return value
+    }
+
+    /// Whether every key in `reads` still has the version it was read at.
+    func isUnchanged(_ reads: [String: UInt64]) -> Bool {
+        state.withLock { state in reads.allSatisfy { state.entries[$0.key]?.version ?? 0 == $0.value } }
     }
 
     func apply<Value>(_ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void) throws {
@@ -86,7 +100,7 @@ final class StateHub: StateStore {
             return state.entries[key.id]?.lane ?? Lane()
         }
         try lane.lock.withLock { _ in
-            let old = read(key)
+            let old = state.withLock { state in current(key, in: &state) }
             var value = old
             try Self.$isChanging.withValue(true) { try update(&value) }
             guard value != old else { return }
@@ -103,6 +117,7 @@ final class StateHub: StateStore {
             }
             state.withLock { state in
                 state.entries[key.id]?.value = value
+                state.entries[key.id]?.version = writes.advance()
                 state.entries[key.id]?.observers.send(value)
             }
         }

@@ -160,6 +160,8 @@ extension Kernel {
                 }
                 clearReloadRejection(named: name, module: id)
                 guard configurationStore.update(id, key.name, to: value) else { continue }
+                // What the module renders may read the value: a host's kept pages are redrawn.
+                moduleVersion.advance()
                 if let position = configurationEntries[id]?.firstIndex(where: { $0.key == name }) {
                     configurationEntries[id]?[position] = ConfigurationEntry(
                         key: name, value: key.isSecret ? "(secret)" : "\(value)", isSupplied: isSupplied,

@@ -86,6 +86,10 @@ public actor Kernel {
     /// The task that reloads configuration when a provider's values change, from boot to shutdown.
     var configurationWatch: Task<Void, Never>?
     private let changes = Broadcast<StateChange>()
+    /// Advances whenever a module's state changes.
+    let moduleVersion: VersionCounter
+    /// Told of every change of ``renderVersions``.
+    let renderSignal: Broadcast<Void>
 
     // MARK: The hubs (what active modules are granted, through their ledgers)
 
@@ -142,9 +146,13 @@ public actor Kernel {
         self.serviceRuntime = ServiceRuntime(
             graph: graph, preview: options.preview, observer: ServiceTelemetry(telemetry: telemetry))
         self.eventHub = EventHub(telemetry: telemetry)
-        self.contributionStore = ContributionStore(points: graph.points.values)
+        let renderSignal = Broadcast<Void>()
+        self.renderSignal = renderSignal
+        self.moduleVersion = VersionCounter(signal: renderSignal)
+        self.contributionStore = ContributionStore(points: graph.points.values, signal: renderSignal)
         self.stateHub = StateHub(
-            directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout, telemetry: telemetry)
+            directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout, telemetry: telemetry,
+            signal: renderSignal)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
             pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)
@@ -160,6 +168,7 @@ public actor Kernel {
         deeplinkRouter.finish()
         eventHub.finish()
         stateHub.finish()
+        renderSignal.finish()
     }
 
     /// Creates a kernel over module types listed in code.
@@ -241,6 +250,7 @@ public actor Kernel {
             eventHub.finish()
             stateHub.finish()
             configurationStore.finish()
+            renderSignal.finish()
         }
     }
 
@@ -354,6 +364,7 @@ public actor Kernel {
         guard from != to else { return }
         deeplinkRouter.setUnavailable(graph.nodes[index].id, reason: Self.unavailability(to))
         recordTransition(index, from: from, to: to)
+        moduleVersion.advance()
         changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to))
     }
 
