@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "MosaicWeb", targets: ["MosaicWeb"]),
         .library(name: "MosaicHummingbird", targets: ["MosaicHummingbird"]),
         .library(name: "MosaicCommands", targets: ["MosaicCommands"]),
+        .library(name: "MosaicPostgres", targets: ["MosaicPostgres"]),
         .executable(name: "ghost", targets: ["ghost"]),
         .executable(name: "mosaic", targets: ["mosaic"]),
     ],
@@ -40,6 +41,8 @@ let package = Package(
         .package(
             url: "https://github.com/apple/swift-configuration.git", from: "1.4.0",
             traits: [.defaults, "CommandLineArguments", "Reloading"]),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .target(
@@ -86,6 +89,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Shared state, durable events and the entitlement policy in PostgreSQL, for several instances of one app.
+        .target(
+            name: "MosaicPostgres",
+            dependencies: [
+                "Mosaic", "MosaicKernel",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "MosaicCommands",
             dependencies: [
@@ -117,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "ghost",
             dependencies: [
-                "GhostApp", "Mosaic", "MosaicKernel", "MosaicHummingbird", "MosaicCommands",
+                "GhostApp", "Mosaic", "MosaicKernel", "MosaicHummingbird", "MosaicCommands", "MosaicPostgres",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -154,6 +170,17 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "MosaicPostgresTests",
+            dependencies: [
+                "Mosaic", "MosaicKernel", "MosaicPostgres", "MosaicTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -4,8 +4,11 @@ internal import Mosaic
 extension StateHub {
     /// `key`'s saved value, migrated to the key's version when it was saved at an older one (and saved back, so it
     /// is migrated once), or its initial value when nothing is saved or the saved data cannot be used; with the
-    /// problems met. Data no migration accepts is parked by the store, never overwritten.
-    func load<Value>(_ key: StateKey<Value>, from persister: any StatePersister) -> (Value, [Diagnostic]) {
+    /// problems met, and the row's revision in shared storage. Data no migration accepts is parked by the store, never
+    /// overwritten.
+    func load<Value>(
+        _ key: StateKey<Value>, from persister: any StatePersister
+    ) -> (Value, revision: Int64?, [Diagnostic]) {
         var problems: [Diagnostic] = []
         if !key.migrationProblems.isEmpty {
             problems.append(
@@ -16,22 +19,39 @@ extension StateHub {
                     fix: "Declare one StateMigration step from each older version, each below the key's version."))
         }
         let saved: SavedState?
+        var revision: Int64?
+        let shared = persister as? any SharedStatePersister
         do {
-            saved = try persister.load(key.id)
+            if let shared {
+                (saved, revision) = try shared.loadRevision(key.id).map { ($0.saved, $0.revision) } ?? (nil, nil)
+            } else {
+                saved = try persister.load(key.id)
+            }
         } catch {
             problems.append(
                 Diagnostic(
                     .statePersistence, .error, modules: [],
                     message: "The saved value of \(key.id) could not be loaded (\(error)); the initial value is used.",
                     fix: "Check the state directory and its permissions."))
-            return (key.initial, problems)
+            return (key.initial, nil, problems)
         }
-        guard let saved else { return (key.initial, problems) }
+        guard let saved else { return (key.initial, nil, problems) }
         do throws(StateMigrationFailure) {
             let (value, migrated) = try key.decode(saved.data, storedVersion: saved.version)
             if migrated {
                 do {
-                    try persister.save(StateMigration.encode(value), version: key.version, for: key.id)
+                    let data = try StateMigration.encode(value)
+                    if let shared {
+                        // Another instance may have migrated (or written) it first; its row then wins, and reaches
+                        // this one through the watch.
+                        if case .saved(let new) = try shared.save(
+                            data, version: key.version, for: key.id, replacing: revision)
+                        {
+                            revision = new
+                        }
+                    } else {
+                        try persister.save(data, version: key.version, for: key.id)
+                    }
                 } catch {
                     problems.append(
                         Diagnostic(
@@ -41,10 +61,10 @@ extension StateHub {
                             fix: "Check that the state directory is writable."))
                 }
             }
-            return (value, problems)
+            return (value, revision, problems)
         } catch {
             problems.append(parked(key, saved: saved, failure: error, in: persister))
-            return (key.initial, problems)
+            return (key.initial, nil, problems)
         }
     }
 

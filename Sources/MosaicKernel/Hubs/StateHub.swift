@@ -10,13 +10,18 @@ internal import Synchronization
 /// value under it. The lane keeps one key's writes in order, so the value on disk is always the latest accepted
 /// write of that key, while readers of every key (and writers of other keys) go on during the disk write.
 final class StateHub: StateStore {
-    private struct Entry {
+    struct Entry {
         let type: ObjectIdentifier
         var value: any Sendable
         /// The hub's write version after this key's last write; 0 until the first.
         var version: UInt64 = 0
         let observers = Broadcast<any Sendable>()
         let lane = Lane()
+        /// The row's revision in shared storage; `nil` when there is no row, or the key is not shared.
+        var revision: Int64? = nil
+        /// Turns a row another instance wrote into this key's value (`nil` for a row it cannot read); only for keys
+        /// kept in shared storage.
+        var adopt: (@Sendable (SavedState?) -> (any Sendable)?)? = nil
     }
 
     /// Orders the writes of one key.
@@ -25,9 +30,9 @@ final class StateHub: StateStore {
     }
 
     /// Whether the current task is inside a write's change closure, where writing shared state is refused.
-    @TaskLocal private static var isChanging = false
+    @TaskLocal static var isChanging = false
 
-    private struct State {
+    struct State {
         var entries: [String: Entry] = [:]
         /// The database, opened on the first use of a `.database` key.
         var database: StateDatabase?
@@ -35,18 +40,22 @@ final class StateHub: StateStore {
         var databaseUnavailable = false
         var diagnostics: [Diagnostic] = []
         var finished = false
+        /// The watch on shared storage's changes, while the hub runs.
+        var watch: SharedWatch?
     }
 
     /// The writer the host writes as; it may write every key.
     static let host: ModuleID = "mosaic.host"
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// Advances on every write of any key.
     let writes: VersionCounter
     private let directory: String?
     private let busyTimeout: Duration
-    /// Where every persisted key goes instead of the directory, for tests of the hub itself.
+    /// Where every persisted key goes instead of the directory: shared storage, or a store under test.
     private let persister: (any StatePersister)?
+    /// The storage several instances share, when the host configured one; every persisted key lives there.
+    let shared: (any SharedStatePersister)?
 
     /// A hub persisting keys under `directory`; without one, they live in memory (with a warning). A database
     /// write waits up to `busyTimeout` for another process's lock.
@@ -55,13 +64,18 @@ final class StateHub: StateStore {
 
     init(
         directory: String?, busyTimeout: Duration = .seconds(5), persister: (any StatePersister)? = nil,
-        telemetry: Telemetry? = nil, signal: Broadcast<Void>? = nil
+        shared: (any SharedStatePersister)? = nil, telemetry: Telemetry? = nil, signal: Broadcast<Void>? = nil
     ) {
         writes = VersionCounter(signal: signal)
         self.telemetry = telemetry
         self.directory = directory
         self.busyTimeout = busyTimeout
-        self.persister = persister
+        self.persister = shared ?? persister
+        self.shared = shared
+        if let shared {
+            let watch = shared.watch { [weak self] change in self?.receive(change) }
+            state.withLock { $0.watch = watch }
+        }
     }
 
     /// Problems met with persisted state.
@@ -100,20 +114,14 @@ final class StateHub: StateStore {
             return state.entries[key.id]?.lane ?? Lane()
         }
         try lane.lock.withLock { _ in
+            if let shared, key.persistence != .memory { return try applyShared(key, update, in: shared) }
             let old = state.withLock { state in current(key, in: &state) }
             var value = old
             try Self.$isChanging.withValue(true) { try update(&value) }
             guard value != old else { return }
             if let persister = state.withLock({ persister(for: key.persistence, in: &$0) }) {
-                try persisting(key.id) {
-                    let data: Data
-                    do {
-                        data = try StateMigration.encode(value)
-                    } catch {
-                        throw StateError("\(key.id) could not be encoded as JSON: \(error). Its value is unchanged.")
-                    }
-                    try persister.save(data, version: key.version, for: key.id)
-                }
+                let data = try Self.encode(value, of: key)
+                try persisting(key.id) { try persister.save(data, version: key.version, for: key.id) }
             }
             state.withLock { state in
                 state.entries[key.id]?.value = value
@@ -139,24 +147,36 @@ final class StateHub: StateStore {
 
     /// Ends every observation: the kernel shut down.
     func finish() {
-        let observers = state.withLock { state in
+        let (observers, watch) = state.withLock { state in
             state.finished = true
-            return state.entries.values.map(\.observers)
+            defer { state.watch = nil }
+            return (state.entries.values.map(\.observers), state.watch)
         }
+        watch?.cancel()
         for broadcast in observers { broadcast.finish() }
+    }
+
+    /// `value` as the JSON a store keeps.
+    static func encode<Value>(_ value: Value, of key: StateKey<Value>) throws -> Data {
+        do {
+            return try StateMigration.encode(value)
+        } catch {
+            throw StateError("\(key.id) could not be encoded as JSON: \(error). Its value is unchanged.")
+        }
     }
 
     /// The value of `key`, loading it (from its file, or its initial value) on first use. A key whose identifier
     /// was first used with another type keeps that value; this use sees its own initial value.
-    private func current<Value>(_ key: StateKey<Value>, in state: inout State) -> Value {
+    func current<Value>(_ key: StateKey<Value>, in state: inout State) -> Value {
         if let entry = state.entries[key.id] {
             return entry.value as? Value ?? key.initial
         }
         var value = key.initial
+        var revision: Int64?
         if key.persistence != .memory {
             if let persister = persister(for: key.persistence, in: &state) {
                 let problems: [Diagnostic]
-                (value, problems) = load(key, from: persister)
+                (value, revision, problems) = load(key, from: persister)
                 state.diagnostics += problems
             } else if directory == nil {
                 state.diagnostics.append(
@@ -167,7 +187,9 @@ final class StateHub: StateStore {
                         fix: "Set KernelOptions.stateDirectory."))
             }
         }
-        state.entries[key.id] = Entry(type: ObjectIdentifier(Value.self), value: value)
+        var entry = Entry(type: ObjectIdentifier(Value.self), value: value, revision: revision)
+        if shared != nil, key.persistence != .memory { entry.adopt = Self.adopter(for: key) }
+        state.entries[key.id] = entry
         return value
     }
 

@@ -10,10 +10,15 @@ public enum DependentsPolicy: Sendable, Hashable {
 }
 
 extension Kernel {
-    /// Grants `entitlement` and activates, in dependency order, every module that was waiting for it.
+    /// Grants `entitlement` and activates, in dependency order, every module that was waiting for it. With shared
+    /// storage, every instance grants it.
+    ///
+    /// - Throws: ``KernelError/Code-swift.struct/sharedStorageUnavailable`` when the shared storage cannot record
+    ///   it (nothing changes then), or when the kernel is not running.
     public func grant(_ entitlement: Entitlement) async throws(KernelError) {
         try await exclusively { () async throws(KernelError) in
             try requireRunning()
+            try await share(entitlement, granted: true)
             policy.grant(entitlement)
             logger.info("entitlement granted", metadata: ["entitlement": "\(entitlement)"])
             operationCause = .grant(entitlement)
@@ -22,10 +27,11 @@ extension Kernel {
     }
 
     /// Revokes `entitlement`: deactivates every module that needs it and every module that requires those,
-    /// dependents first. They come back when it is granted again.
+    /// dependents first. They come back when it is granted again. With shared storage, every instance revokes it.
     public func revoke(_ entitlement: Entitlement) async throws(KernelError) {
         try await exclusively { () async throws(KernelError) in
             try requireRunning()
+            try await share(entitlement, granted: false)
             policy.revoke(entitlement)
             logger.info("entitlement revoked", metadata: ["entitlement": "\(entitlement)"])
             await reconcile()

@@ -58,7 +58,13 @@ public actor Kernel {
     var catalog: ModuleCatalog
     var graph: ModuleGraph
     var policy: EntitlementPolicy
+    /// The policy the host created the kernel with: with shared storage, the default for undecided entitlements.
+    let defaultPolicy: EntitlementPolicy
+    /// The watch on the shared policy's changes, from boot to shutdown.
+    var policyWatch: SharedWatch?
     var authorizationDiagnostics: [Diagnostic] = []
+    /// Why the shared policy could not be read the last time it was, or `nil` when it could.
+    var sharedPolicyProblem: Diagnostic?
 
     // MARK: Each module's life (a record per graph position; its grants live in the record's ledger)
 
@@ -133,6 +139,7 @@ public actor Kernel {
         self.catalog = catalog
         self.host = host
         self.policy = entitlements
+        self.defaultPolicy = entitlements
         self.hostServices = services
         self.standard = standard
         self.extensionPoints = extensionPoints
@@ -151,8 +158,8 @@ public actor Kernel {
         self.moduleVersion = VersionCounter(signal: renderSignal)
         self.contributionStore = ContributionStore(points: graph.points.values, signal: renderSignal)
         self.stateHub = StateHub(
-            directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout, telemetry: telemetry,
-            signal: renderSignal)
+            directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout,
+            shared: options.sharedStorage?.state, telemetry: telemetry, signal: renderSignal)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
             pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)
@@ -163,6 +170,7 @@ public actor Kernel {
     deinit {
         // A kernel dropped without shutdown() still takes back what its modules hold and ends every stream.
         for record in records { record.ledger?.withdraw() }
+        policyWatch?.cancel()
         changes.finish()
         contributionStore.finish()
         deeplinkRouter.finish()
@@ -215,6 +223,7 @@ public actor Kernel {
             }
             let started = clock.now()
             let span = telemetry.startSpan(SpanName.boot, attributes: [SpanKey.modules: .int64(Int64(records.count))])
+            if let shared = await sharedPolicy() { policy = shared }
             await within(span) {
                 let validation = telemetry.startSpan(SpanName.validate)
                 for index in records.indices { validate(index) }
@@ -223,6 +232,7 @@ public actor Kernel {
                 await reconcile()
             }
             watchConfiguration()
+            watchSharedPolicy()
             bootDuration = clock.now() - started
             telemetry.record(MetricName.bootDuration, [], bootDuration)
             span.end()
@@ -240,6 +250,8 @@ public actor Kernel {
             status = .shutDown
             configurationWatch?.cancel()
             configurationWatch = nil
+            policyWatch?.cancel()
+            policyWatch = nil
             let span = telemetry.startSpan(SpanName.shutdown)
             await within(span) { await deactivate(records.indices.filter { records[$0].isActive }) }
             span.end()
@@ -289,6 +301,7 @@ public actor Kernel {
     /// Every current problem: discovery and validation, authorization, then what happened at run time.
     public var diagnostics: [Diagnostic] {
         graph.diagnostics + authorizationDiagnostics + runtimeDiagnostics + stateHub.diagnostics
+            + (sharedPolicyProblem.map { [$0] } ?? [])
     }
 
     func requireRunning() throws(KernelError) {

@@ -41,6 +41,11 @@ public struct KernelOptions: Sendable {
     /// Where modules' configuration values come from (environment variables, a JSON file, the command line…),
     /// asked in order; boot reads and checks every key a module declares before any module runs.
     public var configurationProviders: [any ConfigProvider] = []
+    /// Where the app's instances share persisted state keys and the entitlement policy (`MosaicPostgres`'s
+    /// `PostgresBackend.storage`); `nil` keeps persisted keys under ``stateDirectory`` and the policy in this
+    /// process. With it, every persisted key lives there, whatever its ``StatePersistence``, and the policy the
+    /// kernel is created with is the default for entitlements no instance has granted or revoked yet.
+    public var sharedStorage: SharedStorage? = nil
 
     /// Options with defaults suited to an app: 10 s limits, 8 modules at a time.
     public init(

@@ -8,6 +8,7 @@ import Mosaic
 import MosaicCommands
 import MosaicHummingbird
 import MosaicKernel
+import MosaicPostgres
 import Prometheus
 
 /// `swift run ghost`: serves the app (`serve`, the default), or checks, draws, documents and drives its modules.
@@ -57,6 +58,15 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Where Ghost keeps its state (an SQLite database); created when missing.")
     var dataDirectory = ".ghost-data"
+
+    @Option(
+        name: .customLong("database-url"),
+        help: ArgumentHelp(
+            "A PostgreSQL database to share state and entitlements with other instances (postgres://user@host/db).",
+            discussion: "Also read from DATABASE_URL. Without either, the state stays in --data-directory (SQLite) and "
+                + "the entitlements in this process. Every instance given the same database sees the others' state "
+                + "and grants within a second; the tables are created on the first start."))
+    var databaseURL: String?
 
     @Option(
         name: .customLong("grant"), help: "An entitlement to grant; repeat for more (default: weather, sports, art).")
@@ -129,6 +139,8 @@ struct Serve: AsyncParsableCommand {
         let catalog = ModuleCatalog(groups: AppManifest.groups)
         var configuration = KernelOptions(
             deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory)
+        let database = try await sharedDatabase()
+        configuration.sharedStorage = database?.storage
         let (providers, reloadingFile) = try await configurationProviders()
         configuration.configurationProviders = providers
         let granted: Set<Entitlement> =
@@ -139,6 +151,7 @@ struct Serve: AsyncParsableCommand {
         if check {
             print(try await kernel.boot().table)
             await kernel.shutdown()
+            await database?.close()
             return
         }
         let options = WebHostOptions(
@@ -156,7 +169,19 @@ struct Serve: AsyncParsableCommand {
             logger: Logger(label: "ghost"),
             onRunning: { port in print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.") },
             onBooted: { print($0.table) })
+        await database?.close()
         print("Ghost stopped: server closed, requests finished, modules deactivated.")
+    }
+
+    /// The PostgreSQL database named by `--database-url` or `DATABASE_URL`, connected, or `nil` for neither.
+    func sharedDatabase() async throws -> PostgresBackend? {
+        let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let url else { return nil }
+        do {
+            return try await PostgresBackend.connect(url: url, logger: Logger(label: "ghost.postgres"))
+        } catch {
+            throw ValidationError("\(databaseURL == nil ? "DATABASE_URL" : "--database-url"): \(error)")
+        }
     }
 
     /// Where modules' configuration comes from, first match wins: `--set`, the environment, `--config-file`; and

@@ -1,0 +1,75 @@
+package import Foundation
+package import Mosaic
+
+/// Where the instances of one app keep what they share: every persisted state key and the entitlement policy.
+///
+/// Without it (the default), persisted keys live under ``KernelOptions/stateDirectory`` and the policy is the one
+/// the host passed to the kernel: right for one process. With it, every instance reads and writes the same rows,
+/// sees the others' changes, and boots with the policy as the others left it. `MosaicPostgres` makes one:
+///
+/// ```swift
+/// let database = try await PostgresBackend.connect(url: "postgres://ghost@127.0.0.1/ghost")
+/// var options = KernelOptions()
+/// options.sharedStorage = database.storage
+/// ```
+public struct SharedStorage: Sendable {
+    package let state: any SharedStatePersister
+    package let policy: any SharedPolicyStore
+    /// Where the storage is, for messages (never a password).
+    public let description: String
+
+    package init(state: any SharedStatePersister, policy: any SharedPolicyStore, description: String) {
+        self.state = state
+        self.policy = policy
+        self.description = description
+    }
+}
+
+/// A persisted key's row in shared storage changed (by any instance, this one included), or the storage lost and
+/// regained its change feed and every row should be compared again.
+package enum SharedStateChange: Sendable {
+    /// `id`'s row is at `revision` now; `saved` is its value, or `nil` when the row is gone (parked).
+    case changed(id: String, saved: SavedState?, revision: Int64)
+    /// Changes may have been missed (the feed reconnected): compare every key with the storage.
+    case resynchronize
+}
+
+/// What a compare-and-set save did.
+package enum SharedSave: Sendable, Equatable {
+    /// The row was written; it is at `revision` now.
+    case saved(revision: Int64)
+    /// Another writer got there first: the row is `current` at `revision` (`nil` for both when there is no row).
+    case conflict(current: SavedState?, revision: Int64?)
+}
+
+/// Persisted state that several instances share: every row carries a revision, a save replaces only the revision
+/// its writer read, and every change reaches every instance's ``watch(_:)``.
+package protocol SharedStatePersister: StatePersister {
+    /// `id`'s saved value and its revision, or `nil` when nothing is saved.
+    func loadRevision(_ id: String) throws -> (saved: SavedState, revision: Int64)?
+    /// Saves `data` as `id`'s value only when its row is still at `revision` (`nil`: there is no row yet).
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave
+    /// Calls `onChange` for every change of a row from now on, until the returned watch is cancelled. It is
+    /// called off the storage's own threads, and may be called for changes this instance made.
+    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch
+}
+
+/// The entitlement decisions several instances share: each granted or revoked entitlement, as last decided on any
+/// instance. Entitlements with no decision keep the host's default.
+package protocol SharedPolicyStore: Sendable {
+    /// Every decision made so far.
+    func decisions() async throws -> [Entitlement: Bool]
+    /// Records that `entitlement` is granted (or revoked) for every instance.
+    func decide(_ entitlement: Entitlement, granted: Bool) async throws
+    /// Calls `onChange` whenever a decision may have changed (also after the feed reconnected), until cancelled.
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch
+}
+
+/// Stops a watch of shared storage.
+package struct SharedWatch: Sendable {
+    private let stop: @Sendable () -> Void
+
+    package init(stop: @escaping @Sendable () -> Void) { self.stop = stop }
+
+    package func cancel() { stop() }
+}

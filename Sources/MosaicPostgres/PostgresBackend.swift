@@ -1,0 +1,215 @@
+public import Logging
+public import MosaicKernel
+internal import NIOCore
+internal import NIOPosix
+internal import PostgresNIO
+internal import Synchronization
+
+/// One app's PostgreSQL database, shared by all its instances: persisted state keys (a row per key, with a revision
+/// every write advances) and the entitlement policy. Each instance connects once, hands ``storage`` to its kernel,
+/// and closes the backend after the kernel has shut down:
+///
+/// ```swift
+/// let database = try await PostgresBackend.connect(url: "postgres://ghost@127.0.0.1:5432/ghost")
+/// var options = KernelOptions()
+/// options.sharedStorage = database.storage
+/// let kernel = Kernel(catalog: catalog, host: host, entitlements: .granted(["weather"]), options: options)
+/// try await kernel.boot()
+/// …
+/// await kernel.shutdown()
+/// await database.close()
+/// ```
+///
+/// Connecting creates or updates Mosaic's tables (safely when several instances start at once). The backend keeps
+/// one connection for queries, reconnecting when it drops, and one that listens for the others' changes; after that
+/// one reconnects, every instance reads again what it holds, since PostgreSQL never replays a missed notification.
+public final class PostgresBackend: Sendable {
+    /// What the kernel keeps here: pass it as ``KernelOptions/sharedStorage``.
+    public var storage: SharedStorage {
+        SharedStorage(state: stateStore, policy: policyStore, description: url.description)
+    }
+
+    let url: PostgresURL
+    let connections: PostgresConnections
+    private let stateStore: PostgresStateStore
+    private let policyStore: PostgresPolicyStore
+    private let listener: PostgresListener
+
+    private init(url: PostgresURL, connections: PostgresConnections) {
+        self.url = url
+        self.connections = connections
+        listener = PostgresListener(connections: connections)
+        stateStore = PostgresStateStore(connections: connections, listener: listener)
+        policyStore = PostgresPolicyStore(connections: connections, listener: listener)
+    }
+
+    /// Connects to the database at `url` (see ``PostgresURL``), brings Mosaic's tables up to date, and starts
+    /// listening for other instances' changes.
+    ///
+    /// - Throws: ``PostgresBackendError`` when the URL is malformed, the server cannot be reached or refuses the
+    ///   login, or the schema cannot be brought up to date; the message names the fix.
+    public static func connect(url: String, logger: Logger = Logger(label: "mosaic.postgres")) async throws
+        -> PostgresBackend
+    {
+        let url = try PostgresURL(url)
+        let connections = PostgresConnections(url: url, logger: logger)
+        do {
+            try await connections.migrateSchema()
+        } catch {
+            await connections.close()
+            throw error
+        }
+        let backend = PostgresBackend(url: url, connections: connections)
+        await backend.listener.start()
+        return backend
+    }
+
+    /// Closes the connections; the kernel using ``storage`` must have shut down first.
+    public func close() async {
+        await listener.stop()
+        await connections.close()
+    }
+}
+
+/// The backend's connections: one for queries (postgres-nio queues concurrent queries on it), made again when it
+/// drops, on an event loop of the backend's own, so that a caller blocked on a query never blocks the loop that
+/// answers it.
+final class PostgresConnections: Sendable {
+    let url: PostgresURL
+    let logger: Logger
+    let group: MultiThreadedEventLoopGroup
+    private let query = Mutex<PostgresConnection?>(nil)
+    private let ids = Atomic<Int>(0)
+
+    init(url: PostgresURL, logger: Logger) {
+        self.url = url
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    }
+
+    /// A new connection.
+    func connect() -> EventLoopFuture<PostgresConnection> {
+        PostgresConnection.connect(
+            on: group.next(), configuration: url.configuration, id: ids.add(1, ordering: .relaxed).newValue,
+            logger: logger)
+    }
+
+    /// Runs `query` on the query connection and waits for its rows, blocking the caller (for the kernel's
+    /// synchronous state calls). Never called on the backend's event loop.
+    func run(_ query: PostgresQuery) throws -> [PostgresRow] {
+        do {
+            return try queryConnection().query(query, logger: logger).wait().rows
+        } catch let error as PostgresBackendError {
+            throw error
+        } catch {
+            throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
+        }
+    }
+
+    /// Runs `query` on the query connection.
+    func run(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        do {
+            let connection = try await queryConnection()
+            return try await connection.query(query, logger: logger).get().rows
+        } catch let error as PostgresBackendError {
+            throw error
+        } catch {
+            throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
+        }
+    }
+
+    /// The open query connection, connecting (and waiting) when there is none.
+    private func queryConnection() throws -> PostgresConnection {
+        try query.withLock { connection in
+            if let open = connection, !open.isClosed { return open }
+            do {
+                let fresh = try connect().wait()
+                connection = fresh
+                return fresh
+            } catch {
+                throw PostgresBackendError(
+                    "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
+                        + "user, password and database are right.")
+            }
+        }
+    }
+
+    private func queryConnection() async throws -> PostgresConnection {
+        if let open = query.withLock({ $0 }), !open.isClosed { return open }
+        let fresh: PostgresConnection
+        do {
+            fresh = try await connect().get()
+        } catch {
+            throw PostgresBackendError(
+                "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
+                    + "user, password and database are right.")
+        }
+        let (kept, extra) = query.withLock { connection -> (PostgresConnection, PostgresConnection?) in
+            if let open = connection, !open.isClosed { return (open, fresh) }
+            connection = fresh
+            return (fresh, nil)
+        }
+        if let extra { try? await extra.close() }
+        return kept
+    }
+
+    /// Creates or updates Mosaic's tables, in one transaction that holds the schema's advisory lock: an instance
+    /// starting at the same time waits, then finds the steps applied.
+    func migrateSchema() async throws {
+        let connection: PostgresConnection
+        do {
+            connection = try await connect().get()
+        } catch {
+            throw PostgresBackendError(
+                "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
+                    + "user, password and database are right.")
+        }
+        var failure: (any Error)?
+        do {
+            try await connection.withTransaction(logger: logger) { connection in
+                _ = try await connection.query(
+                    "SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))", logger: logger)
+                _ = try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS mosaic_schema (version integer NOT NULL)", logger: logger)
+                var applied = 0
+                for try await version in try await connection.query(
+                    "SELECT version FROM mosaic_schema", logger: logger
+                ).decode(Int.self) {
+                    applied = max(applied, version)
+                }
+                guard applied <= PostgresSchema.steps.count else {
+                    throw PostgresBackendError(
+                        "\(url) has Mosaic's tables at version \(applied), newer than this Mosaic knows "
+                            + "(\(PostgresSchema.steps.count)). Run the newer app version, or a database of its own.")
+                }
+                for step in PostgresSchema.steps.dropFirst(applied) {
+                    for statement in step {
+                        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+                _ = try await connection.query("DELETE FROM mosaic_schema", logger: logger)
+                _ = try await connection.query(
+                    "INSERT INTO mosaic_schema (version) VALUES (\(PostgresSchema.steps.count))", logger: logger)
+            }
+        } catch let error as PostgresTransactionError where error.closureError is PostgresBackendError {
+            failure = error.closureError
+        } catch {
+            failure = PostgresBackendError(
+                "Mosaic's tables in \(url) could not be created or updated: \(String(reflecting: error)). Check that "
+                    + "the user may create tables in the database.")
+        }
+        try? await connection.close()
+        if let failure { throw failure }
+    }
+
+    /// Closes the query connection and stops the event loop.
+    func close() async {
+        if let connection = query.withLock({ connection in
+            defer { connection = nil }
+            return connection
+        }) {
+            try? await connection.close()
+        }
+        try? await group.shutdownGracefully()
+    }
+}

@@ -1,0 +1,73 @@
+/// The tables Mosaic keeps in PostgreSQL, as numbered steps. Each instance applies the steps the database lacks
+/// when it connects, inside one transaction that holds an advisory lock, so instances starting together apply each
+/// step once, and a crash mid-way leaves the schema as it was.
+enum PostgresSchema {
+    /// The advisory lock every instance takes while it brings the schema up to date.
+    static let lockKey: Int64 = 0x4D6F_7361_6963  // "Mosaic"
+
+    /// The steps, in order, each a list of statements (one statement per query: the extended protocol postgres-nio
+    /// speaks takes no more); the database records how many it has (`mosaic_schema.version`). Never edit a step
+    /// that has shipped: add one.
+    static let steps: [[String]] = [
+        // 1: shared state, its parking place, the policy, and the triggers that number and announce changes. The
+        // value is JSON kept as text: lossless (jsonb would drop duplicate keys and refuse \u0000) and readable.
+        [
+            "CREATE SEQUENCE mosaic_state_revision",
+            """
+            CREATE TABLE mosaic_state (
+                id text PRIMARY KEY, value text NOT NULL, version integer NOT NULL, revision bigint NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT now())
+            """,
+            """
+            CREATE TABLE mosaic_state_unreadable (
+                id text NOT NULL, value text NOT NULL, version integer NOT NULL, reason text NOT NULL,
+                kept_at timestamptz NOT NULL DEFAULT now())
+            """,
+            """
+            CREATE TABLE mosaic_policy (
+                entitlement text PRIMARY KEY, granted boolean NOT NULL, decided_at timestamptz NOT NULL DEFAULT now())
+            """,
+            // Every insert and update, by Mosaic or by hand, gets a new revision from one sequence, so revisions
+            // only grow, even across a row parked and written again.
+            """
+            CREATE FUNCTION mosaic_state_number() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                NEW.revision := nextval('mosaic_state_revision');
+                NEW.updated_at := now();
+                RETURN NEW;
+            END $$
+            """,
+            """
+            CREATE TRIGGER mosaic_state_number BEFORE INSERT OR UPDATE ON mosaic_state
+                FOR EACH ROW EXECUTE FUNCTION mosaic_state_number()
+            """,
+            // NOTIFY carries the revision and the key, never the value (8,000 bytes at most, and not replayed).
+            """
+            CREATE FUNCTION mosaic_state_announce() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'DELETE' THEN
+                    PERFORM pg_notify('mosaic_state', nextval('mosaic_state_revision') || ':' || OLD.id);
+                ELSE
+                    PERFORM pg_notify('mosaic_state', NEW.revision || ':' || NEW.id);
+                END IF;
+                RETURN NULL;
+            END $$
+            """,
+            """
+            CREATE TRIGGER mosaic_state_announce AFTER INSERT OR UPDATE OR DELETE ON mosaic_state
+                FOR EACH ROW EXECUTE FUNCTION mosaic_state_announce()
+            """,
+            """
+            CREATE FUNCTION mosaic_policy_announce() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('mosaic_policy', '');
+                RETURN NULL;
+            END $$
+            """,
+            """
+            CREATE TRIGGER mosaic_policy_announce AFTER INSERT OR UPDATE OR DELETE ON mosaic_policy
+                FOR EACH STATEMENT EXECUTE FUNCTION mosaic_policy_announce()
+            """,
+        ]
+    ]
+}

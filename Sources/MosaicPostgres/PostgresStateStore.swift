@@ -1,0 +1,79 @@
+internal import Foundation
+internal import MosaicKernel
+internal import PostgresNIO
+
+/// Persisted state keys in `mosaic_state`: a row per key with its JSON, the key's version when saved, and a
+/// revision the database advances on every write. A write replaces only the revision its writer read; rows no code
+/// can use are moved to `mosaic_state_unreadable`, never overwritten.
+struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
+    let connections: PostgresConnections
+    let listener: PostgresListener
+
+    var description: String { "\(connections.url)" }
+
+    func load(_ id: String) throws -> SavedState? {
+        try loadRevision(id)?.saved
+    }
+
+    func loadRevision(_ id: String) throws -> (saved: SavedState, revision: Int64)? {
+        try Self.row(of: connections.run("SELECT value, version, revision FROM mosaic_state WHERE id = \(id)"))
+    }
+
+    /// `id`'s row, read without blocking (for the listener).
+    static func read(_ id: String, on connections: PostgresConnections) async throws -> (
+        saved: SavedState, revision: Int64
+    )? {
+        try row(of: await connections.run("SELECT value, version, revision FROM mosaic_state WHERE id = \(id)"))
+    }
+
+    private static func row(of rows: [PostgresRow]) throws -> (saved: SavedState, revision: Int64)? {
+        guard let row = rows.first else { return nil }
+        let (value, version, revision) = try row.decode((String, Int, Int64).self)
+        return (SavedState(data: Data(value.utf8), version: version), revision)
+    }
+
+    func save(_ data: Data, version: Int, for id: String) throws {
+        _ = try connections.run(
+            """
+            INSERT INTO mosaic_state (id, value, version, revision) VALUES (\(id), \(Self.text(data)), \(version), 0)
+            ON CONFLICT (id) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version
+            """)
+    }
+
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave {
+        let rows: [PostgresRow]
+        if let revision {
+            rows = try connections.run(
+                """
+                UPDATE mosaic_state SET value = \(Self.text(data)), version = \(version)
+                WHERE id = \(id) AND revision = \(revision) RETURNING revision
+                """)
+        } else {
+            rows = try connections.run(
+                """
+                INSERT INTO mosaic_state (id, value, version, revision) VALUES (\(id), \(Self.text(data)), \(version), 0)
+                ON CONFLICT (id) DO NOTHING RETURNING revision
+                """)
+        }
+        if let row = rows.first { return .saved(revision: try row.decode(Int64.self)) }
+        let current = try loadRevision(id)
+        return .conflict(current: current?.saved, revision: current?.revision)
+    }
+
+    func park(_ id: String, reason: String) throws -> String {
+        _ = try connections.run(
+            """
+            WITH parked AS (DELETE FROM mosaic_state WHERE id = \(id) RETURNING id, value, version)
+            INSERT INTO mosaic_state_unreadable (id, value, version, reason)
+            SELECT id, value, version, \(reason) FROM parked
+            """)
+        return "the row was kept in mosaic_state_unreadable (with its version) in \(connections.url)"
+    }
+
+    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch {
+        listener.watchState(onChange)
+    }
+
+    /// The JSON as text: the encoder's output is always UTF-8.
+    private static func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
+}

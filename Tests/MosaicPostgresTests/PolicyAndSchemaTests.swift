@@ -1,0 +1,52 @@
+import Foundation
+import Mosaic
+import MosaicKernel
+import PostgresNIO
+import Testing
+
+@testable import MosaicPostgres
+
+@Suite(.serialized, TestServer.scope, .enabled(if: TestServer.shouldRun, TestServer.skipReason))
+struct PostgresPolicyTests {
+    @Test func aRevokeOnOneInstanceStopsTheModuleOnEvery() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let a = try await Instance.boot(url)
+        let b = try await Instance.boot(url)
+        #expect(await b.kernel.state(of: "com.test.weather") == .active)
+        let changes = b.kernel.stateChanges()
+        try await a.kernel.revoke("weather")
+        let stopped = await first(changes) { $0.id == "com.test.weather" && $0.to != .active }
+        #expect(stopped != nil)
+        #expect(await b.kernel.grantedEntitlements.contains("weather") == false)
+        // A new instance boots with the policy as the others left it, whatever its own default.
+        let c = try await Instance.boot(url, granted: ["weather"])
+        #expect(await c.kernel.state(of: "com.test.weather") != .active)
+        let back = c.kernel.stateChanges()
+        try await b.kernel.grant("weather")
+        #expect(await first(back) { $0.id == "com.test.weather" && $0.to == .active } != nil)
+        for instance in [a, b, c] { await instance.stop() }
+    }
+
+    @Test func schemaCreationIsSafeWhenInstancesStartTogether() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let backends = try await withThrowingTaskGroup(of: PostgresBackend.self) { group in
+            for _ in 0..<4 { group.addTask { try await PostgresBackend.connect(url: url) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(backends.count == 4)
+        let rows = try await server.execute(
+            "SELECT version FROM mosaic_schema", in: PostgresSharedStateTests.name(of: url))
+        #expect(try rows.map { try $0.decode(Int.self) } == [PostgresSchema.steps.count])
+        for backend in backends { await backend.close() }
+    }
+
+    @Test func anUnreachableDatabaseIsAnErrorThatNamesTheFix() async throws {
+        let server = try TestServer.running()
+        await #expect {
+            _ = try await PostgresBackend.connect(url: server.url(of: "no_such_database"))
+        } throws: { error in
+            "\(error)".contains("Check that the server runs")
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Mosaic
+import MosaicKernel
+import PostgresNIO
+import Testing
+
+@testable import MosaicPostgres
+
+struct PostgresURLTests {
+    @Test(arguments: [
+        ("mysql://u@h/db", "does not start with postgres://"),
+        ("postgres:///db", "names no host"),
+        ("postgres://h/db", "names no user"),
+        ("postgres://u@h/db/extra", "is not one database name"),
+        ("postgres://u@h/db?sslmode=sometimes", "sslmode “sometimes”"),
+        ("postgres://u@h/db?connect_timeout=3", "“connect_timeout”"),
+    ])
+    func malformedURLsAreRefusedWithTheFix(url: String, message: String) {
+        #expect {
+            _ = try PostgresURL(url)
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+
+    @Test func aURLNeverShowsItsPassword() throws {
+        let url = try PostgresURL("postgresql://ghost:s%40cret@db.internal:6543/?sslmode=disable")
+        #expect(url.description == "postgres://ghost@db.internal:6543/ghost")
+        #expect(url.configuration.password == "s@cret")
+        #expect(url.configuration.database == "ghost")
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Mosaic
+import MosaicKernel
+import PostgresNIO
+import Testing
+
+@testable import MosaicPostgres
+
+@Suite(.serialized, TestServer.scope, .enabled(if: TestServer.shouldRun, TestServer.skipReason))
+struct PostgresSharedStateTests {
+    @Test func aWriteOnOneInstanceReachesTheOthersObservers() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let a = try await Instance.boot(url)
+        let b = try await Instance.boot(url)
+        let seen = b.kernel.sharedState.values(of: .city)
+        try a.kernel.sharedState.set(.city, to: "Oslo")
+        #expect(await first(seen) { $0 == "Oslo" } == "Oslo")
+        #expect(b.kernel.sharedState[.city] == "Oslo")
+        // A key persisted as a file lives in the database too: a file on one instance's disk reaches no other.
+        let notes = a.kernel.sharedState.values(of: .note)
+        try b.kernel.sharedState.set(.note, to: "from b")
+        #expect(await first(notes) { $0 == "from b" } == "from b")
+        await a.stop()
+        await b.stop()
+        // A new instance reads what the others left.
+        let c = try await Instance.boot(url)
+        #expect(c.kernel.sharedState[.city] == "Oslo")
+        await c.stop()
+    }
+
+    @Test func concurrentUpdatesOnTwoInstancesLoseNoWrite() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let a = try await Instance.boot(url)
+        let b = try await Instance.boot(url)
+        let perInstance = 40
+        await withTaskGroup(of: Void.self) { group in
+            for instance in [a, b] {
+                group.addTask {
+                    for _ in 0..<perInstance { try? instance.kernel.sharedState.update(.counter) { $0 += 1 } }
+                }
+            }
+        }
+        let total = 2 * perInstance
+        for instance in [a, b] {
+            #expect(await first(instance.kernel.sharedState.values(of: .counter)) { $0 == total } == total)
+        }
+        let rows = try await TestServer.running().execute(
+            "SELECT value FROM mosaic_state WHERE id = 'com.test.counter'", in: Self.name(of: url))
+        #expect(try rows.first?.decode(String.self) == "\(total)")
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func anEditByHandReachesEveryInstance() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let a = try await Instance.boot(url)
+        try a.kernel.sharedState.set(.city, to: "Lisbon")
+        let seen = a.kernel.sharedState.values(of: .city)
+        try await server.execute(
+            "UPDATE mosaic_state SET value = '\"Tokyo\"' WHERE id = 'com.test.city'", in: Self.name(of: url))
+        #expect(await first(seen) { $0 == "Tokyo" } == "Tokyo")
+        await a.stop()
+    }
+
+    @Test func observersCatchUpAfterTheListeningConnectionDrops() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let a = try await Instance.boot(url)
+        let b = try await Instance.boot(url)
+        let seen = b.kernel.sharedState.values(of: .city)
+        #expect(await first(seen) { _ in true } == "Chicago")
+        // Cut every listening connection; a change made while they reconnect is never notified, so B must read
+        // again what it holds once it is back.
+        try await server.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'",
+            in: Self.name(of: url))
+        try a.kernel.sharedState.set(.city, to: "New York")
+        #expect(await first(seen) { $0 == "New York" } == "New York")
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func aMigratedKeyReadsTheOldValue() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let old = try await Instance.boot(url)
+        try old.kernel.sharedState.set(.counter, to: 41)
+        await old.stop()
+        let counted = StateKey<Tally>(
+            "com.test.counter", initial: Tally(count: 0), persistence: .database, version: 2,
+            migrations: [.from(1, as: Int.self) { Tally(count: $0) }])
+        let new = try await Instance.boot(url)
+        #expect(new.kernel.sharedState[counted] == Tally(count: 41))
+        let rows = try await server.execute(
+            "SELECT version FROM mosaic_state WHERE id = 'com.test.counter'", in: Self.name(of: url))
+        #expect(try rows.first?.decode(Int.self) == 2)
+        await new.stop()
+    }
+
+    static func name(of url: String) -> String {
+        String(URLComponents(string: url)?.path.dropFirst() ?? "")
+    }
+}

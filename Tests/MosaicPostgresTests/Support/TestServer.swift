@@ -1,0 +1,184 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A PostgreSQL server of the tests' own: a new cluster in a temporary directory, on a free loopback port, with
+/// trust authentication for the user `mosaic`. PostgreSQL refuses to run as root, so as root the cluster belongs to
+/// `nobody`. A suite that uses it carries ``TestServer/scope``: the server starts before the suite's first test and
+/// stops after its last. Without PostgreSQL's programs the suite is skipped, saying how to install them; CI sets
+/// `MOSAIC_REQUIRE_OUTSIDE_PROGRAMS=1`, which makes that a failure.
+final class TestServer: Sendable {
+    /// The server of the suite that is running.
+    @TaskLocal static var current: TestServer?
+
+    let port: Int
+    private let directory: URL
+    private let programs: URL
+    private let databases = Counter()
+
+    /// The directory that holds `initdb` and `pg_ctl`, or `nil` when PostgreSQL is not installed.
+    static let programDirectory: URL? = {
+        var candidates = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+            .sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }.map { "/usr/lib/postgresql/\($0)/bin" }
+        candidates += (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        return candidates.first { FileManager.default.isExecutableFile(atPath: "\($0)/initdb") }
+            .map { URL(filePath: $0) }
+    }()
+
+    static let required = ProcessInfo.processInfo.environment["MOSAIC_REQUIRE_OUTSIDE_PROGRAMS"] == "1"
+    static var shouldRun: Bool { programDirectory != nil || required }
+    static let skipReason: Comment =
+        "skipped: PostgreSQL's initdb not found; install with `apt-get install postgresql` (.ci/run does)"
+
+    private init(port: Int, directory: URL, programs: URL) {
+        self.port = port
+        self.directory = directory
+        self.programs = programs
+    }
+
+    /// Starts a server.
+    static func start() async throws -> TestServer {
+        guard let programs = programDirectory else {
+            throw TestServerError("PostgreSQL is required here but initdb was not found; apt-get install postgresql")
+        }
+        let directory = FileManager.default.temporaryDirectory.appending(path: "mosaic-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let asRoot = getuid() == 0
+        if asRoot { try run("/bin/chown", ["nobody", directory.path]) }
+        let data = directory.appending(path: "data").path
+        let port = try await freePort()
+        let server = TestServer(port: port, directory: directory, programs: programs)
+        try server.runPostgres("initdb", ["-D", data, "-U", "mosaic", "-A", "trust", "-E", "UTF8", "--no-sync"])
+        try server.runPostgres(
+            "pg_ctl",
+            [
+                "-D", data, "-l", directory.appending(path: "server.log").path, "-w", "-t", "60", "-o",
+                "-F -p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
+            ])
+        return server
+    }
+
+    /// Stops the server and deletes its cluster.
+    func stop() {
+        try? runPostgres("pg_ctl", ["-D", directory.appending(path: "data").path, "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A new, empty database, and its URL.
+    func makeDatabase() async throws -> String {
+        let name = "test_\(databases.next())"
+        try await execute("CREATE DATABASE \(name)", in: "postgres")
+        return url(of: name)
+    }
+
+    func url(of database: String) -> String {
+        "postgres://mosaic@127.0.0.1:\(port)/\(database)?sslmode=disable"
+    }
+
+    /// Runs `sql` (one statement) in `database`, as the superuser, on a connection of its own.
+    @discardableResult
+    func execute(_ sql: String, in database: String) async throws -> [PostgresRow] {
+        let connection = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(),
+            configuration: .init(
+                host: "127.0.0.1", port: port, username: "mosaic", password: nil, database: database, tls: .disable),
+            id: 0, logger: Logger(label: "test.postgres")
+        ).get()
+        do {
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test.postgres"))
+                .get().rows
+            try? await connection.close()
+            return rows
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    private func runPostgres(_ program: String, _ arguments: [String]) throws {
+        let path = programs.appending(path: program).path
+        if getuid() == 0 {
+            try Self.run("/usr/sbin/runuser", ["-u", "nobody", "--", path] + arguments)
+        } else {
+            try Self.run(path, arguments)
+        }
+    }
+
+    /// Runs `executable` and waits for it. Not with Foundation's `Process`: it notices a child's end by a
+    /// descriptor the child inherits, which the server `pg_ctl` starts keeps open, so it would wait forever.
+    private static func run(_ executable: String, _ arguments: [String]) throws {
+        let log = FileManager.default.temporaryDirectory.appending(path: "mosaic-pg-run-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw TestServerError("\(executable) could not be started (errno \(spawned))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard status == 0 else {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            throw TestServerError("\(executable) \(arguments.joined(separator: " ")) failed (\(status)): \(text)")
+        }
+    }
+
+    private static func freePort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress?.port ?? 0
+        try await channel.close()
+        return port
+    }
+}
+
+extension TestServer {
+    /// The suite trait that starts a server for the suite's tests and stops it after them.
+    struct Scope: SuiteTrait, TestScoping {
+        var isRecursive: Bool { false }
+
+        func provideScope(
+            for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+        ) async throws {
+            let server = try await TestServer.start()
+            defer { server.stop() }
+            try await TestServer.$current.withValue(server) { try await function() }
+        }
+    }
+
+    static var scope: Scope { Scope() }
+
+    /// The running suite's server; fails the test when there is none.
+    static func running() throws -> TestServer {
+        try #require(current, "the suite carries no TestServer.scope")
+    }
+}
+
+struct TestServerError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Numbers databases within one server.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+}
