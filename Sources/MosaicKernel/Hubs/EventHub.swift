@@ -5,20 +5,28 @@ internal import Tracing
 
 /// The kernel's event bus: typed fan-out from active modules to subscribers, each with a bounded buffer that drops
 /// its oldest event rather than make a publisher wait. A module's subscriptions end with its ledger.
+///
+/// Each event type has one channel, made on the type's first publish or subscription: its count of events so far
+/// and its list of subscribers. A publish builds the subscribers' `EventEnvelope` once and hands that one value to
+/// every subscriber's mailbox, so a delivery does no per-subscriber conversion and no generic-metadata lookup.
 final class EventHub: EventBus {
-    /// One published event, as its channel carries it.
-    struct Delivery: Sendable {
-        let sequence: UInt64
-        let sender: ModuleID
-        let event: any Sendable
-        /// The publish span's context, when the kernel traces.
-        let context: ServiceContext?
+    /// The events of one type.
+    private struct Channel {
+        /// Events of the type published so far: the last one's sequence number.
+        var published: UInt64 = 0
+        /// Every subscriber of the type; elements are the type's `EventEnvelope`s.
+        let subscribers = Broadcast<any Sendable>()
+
+        /// Numbers the next event and hands what `envelope` makes of its number to every subscriber.
+        mutating func publish(_ envelope: (_ sequence: UInt64) -> any Sendable) {
+            published += 1
+            subscribers.send(envelope(published))
+        }
     }
 
     private struct State {
         /// A channel per event type.
-        var channels: [ObjectIdentifier: Broadcast<Delivery>] = [:]
-        var sequences: [ObjectIdentifier: UInt64] = [:]
+        var channels: [ObjectIdentifier: Channel] = [:]
         /// The modules that may publish: the active ones, and the host.
         var publishers: Set<ModuleID> = [EventHub.host]
         var finished = false
@@ -42,11 +50,10 @@ final class EventHub: EventBus {
         let type = ObjectIdentifier(Event.self)
         let accepted = state.withLock { state -> Bool in
             guard state.publishers.contains(sender) else { return false }
-            let sequence = state.sequences[type, default: 0] + 1
-            state.sequences[type] = sequence
             // Sending inside the lock keeps every subscriber's order the publishing order; a send never waits.
-            state.channels[type]?.send(
-                Delivery(sequence: sequence, sender: sender, event: event, context: span?.context))
+            state.channels[type, default: Channel()].publish { sequence in
+                EventEnvelope(sender: sender, event: event, sequence: sequence, publishContext: span?.context)
+            }
             return true
         }
         guard accepted else {
@@ -70,18 +77,11 @@ final class EventHub: EventBus {
         state.withLock { state in
             guard !state.finished, state.publishers.contains(module) else { return .ended() }
             let key = ObjectIdentifier(Event.self)
-            let channel = state.channels[key] ?? Broadcast()
+            let channel = state.channels[key] ?? Channel()
             state.channels[key] = channel
-            return channel.subscribe(
-                bufferingPolicy: .bufferingNewest(max(1, buffer)),
-                observe: deliveryObserver(Event.self, subscriber: module, buffer: max(1, buffer))
-            ) { delivery in
-                (delivery.event as? Event).map {
-                    EventEnvelope(
-                        sender: delivery.sender, event: $0, sequence: delivery.sequence,
-                        publishContext: delivery.context)
-                }
-            }
+            return channel.subscribers.subscribe(
+                as: EventEnvelope<Event>.self, buffering: .newest(max(1, buffer)),
+                observe: deliveryObserver(Event.self, subscriber: module, buffer: max(1, buffer)))
         }
     }
 
@@ -100,7 +100,7 @@ final class EventHub: EventBus {
         let channels = state.withLock { state in
             state.finished = true
             state.publishers = []
-            return Array(state.channels.values)
+            return state.channels.values.map(\.subscribers)
         }
         for channel in channels { channel.finish() }
     }

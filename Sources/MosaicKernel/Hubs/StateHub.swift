@@ -133,7 +133,7 @@ final class StateHub: StateStore {
             guard !state.finished else { return .ended() }
             let value = current(key, in: &state)
             guard let observers = state.entries[key.id]?.observers else { return .ended() }
-            return observers.subscribe(bufferingPolicy: .bufferingNewest(1), first: value) { $0 as? Value }
+            return observers.subscribe(as: Value.self, buffering: .newest(1), first: value)
         }
     }
 

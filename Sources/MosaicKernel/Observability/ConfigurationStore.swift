@@ -47,7 +47,7 @@ final class ConfigurationStore: Sendable {
     ) -> Subscription<Value> {
         values.withLock { values in
             changes.subscribe(
-                bufferingPolicy: .bufferingNewest(buffer), first: values[module]?[name] as? Value
+                buffering: .newest(buffer), first: values[module]?[name].map { Change(module: module, name: name, value: $0) }
             ) { change in
                 change.module == module && change.name == name ? change.value as? Value : nil
             }
