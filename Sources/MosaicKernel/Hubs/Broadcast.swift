@@ -8,10 +8,11 @@ internal import Synchronization
 /// cancelled (a module's ledger does that when it is withdrawn). `send` offers the element to every mailbox inside
 /// the broadcast's lock, so every subscriber sees elements in the order they were sent.
 ///
-/// A send boxes its element once and hands the same box to every mailbox, in code that does not depend on the type
-/// the subscribers read: fan-out costs no generic-metadata lookup per subscriber. Each reader turns elements into
-/// its own type in its own task.
-final class Broadcast<Element: Sendable>: Sendable {
+/// A send boxes its element once and hands that one reference to every mailbox, in code that does not depend on
+/// `Element`: fanning out costs no generic-metadata lookup and no conversion per subscriber. A hub that carries
+/// values of many types keeps one broadcast per type (made once, on the type's first use), so its readers get
+/// their own type back without a dynamic cast.
+final class Broadcast<Element: Sendable>: AnyBroadcast {
     private struct State {
         var mailboxes: [Mailbox] = []
         var finished = false
@@ -21,24 +22,42 @@ final class Broadcast<Element: Sendable>: Sendable {
 
     init() {}
 
-    /// A new subscriber's stream: `first` (when given), then each element sent from now on, both as `convert`
-    /// makes them (`nil` skips one). After ``finish()`` the stream is empty and ends at once. `observe` learns how
-    /// each element sent fared in the subscriber's buffer (for the kernel's metrics).
+    /// A new subscriber's stream: `first` (when given), then each element sent from now on. After ``finish()`` the
+    /// stream is empty and ends at once. `observe` learns how each element sent fared in the subscriber's buffer
+    /// (for the kernel's metrics).
+    func subscribe(
+        buffering: Mailbox.Buffering = .unbounded, first: Element? = nil,
+        observe: (@Sendable (Mailbox.Outcome) -> Void)? = nil
+    ) -> Subscription<Element> {
+        subscription(buffering: buffering, first: first, observe: observe) { mailbox in
+            {
+                guard let parcel = await mailbox.next() else { return nil }
+                return Self.unbox(parcel)
+            }
+        }
+    }
+
+    /// A new subscriber's stream of what `convert` makes of `first` (when given) and of each element sent from now
+    /// on (`nil` skips one). After ``finish()`` the stream is empty and ends at once.
     func subscribe<Output: Sendable>(
         buffering: Mailbox.Buffering = .unbounded, first: Element? = nil,
-        observe: (@Sendable (Mailbox.Outcome) -> Void)? = nil,
         convert: @escaping @Sendable (Element) -> Output?
     ) -> Subscription<Output> {
-        subscription(buffering: buffering, first: first.map { $0 as any Sendable }, observe: observe) { element in
-            (element as? Element).flatMap(convert)
+        subscription(buffering: buffering, first: first, observe: nil) { mailbox in
+            {
+                while let parcel = await mailbox.next() {
+                    if let output = convert(Self.unbox(parcel)) { return output }
+                }
+                return nil
+            }
         }
     }
 
     /// Hands `element` to every subscriber.
     func send(_ element: Element) {
-        let boxed: any Sendable = element
+        let parcel = Box(element)
         state.withLock { state in
-            for mailbox in state.mailboxes { mailbox.offer(boxed) }
+            for mailbox in state.mailboxes { mailbox.offer(parcel) }
         }
     }
 
@@ -52,12 +71,12 @@ final class Broadcast<Element: Sendable>: Sendable {
         for mailbox in ended { mailbox.finish() }
     }
 
-    /// A stream reading a new mailbox, each element as `convert` makes it.
-    fileprivate func subscription<Output: Sendable>(
-        buffering: Mailbox.Buffering, first: (any Sendable)?, observe: (@Sendable (Mailbox.Outcome) -> Void)?,
-        convert: @escaping @Sendable (any Sendable) -> Output?
+    /// A stream whose elements `read` takes from a new mailbox.
+    private func subscription<Output: Sendable>(
+        buffering: Mailbox.Buffering, first: Element?, observe: (@Sendable (Mailbox.Outcome) -> Void)?,
+        read: (Mailbox) -> @Sendable () async -> Output?
     ) -> Subscription<Output> {
-        let mailbox = Mailbox(buffering: buffering, first: first, observe: observe)
+        let mailbox = Mailbox(buffering: buffering, first: first.map { Box($0) }, observe: observe)
         let added = state.withLock { state in
             guard !state.finished else { return false }
             state.mailboxes.append(mailbox)
@@ -65,23 +84,25 @@ final class Broadcast<Element: Sendable>: Sendable {
         }
         guard added else { return .ended() }
         // The reader's hold: once the stream is dropped, or its task cancelled, nobody reads this mailbox again.
-        let reader = Reader(mailbox) { [weak self] in
+        let reader = Reader { [weak self] in
             self?.remove(mailbox)
             mailbox.cancel()
         }
-        let stream = AsyncStream<Output>(
-            unfolding: {
-                while let element = await reader.mailbox.next() {
-                    if let output = convert(element) { return output }
-                }
-                return nil
-            }, onCancel: { reader.stop() })
+        let next = read(mailbox)
+        // `onCancel` lives as long as the stream, and with it `reader`.
+        let stream = AsyncStream<Output>(unfolding: next, onCancel: { reader.stop() })
         return Subscription(
             stream: stream,
             cancel: { [weak self] in
                 self?.remove(mailbox)
                 mailbox.finish()
             }, ended: mailbox.ended)
+    }
+
+    /// The element in `parcel`, which came from this broadcast.
+    private static func unbox(_ parcel: Mailbox.Parcel) -> Element {
+        // Every parcel in this broadcast's mailboxes is a `Box<Element>`: `send` and `first` are the only ways in.
+        unsafeDowncast(parcel, to: Box<Element>.self).value
     }
 
     private func remove(_ mailbox: Mailbox) {
@@ -91,26 +112,27 @@ final class Broadcast<Element: Sendable>: Sendable {
     }
 }
 
-extension Broadcast where Element == any Sendable {
-    /// A new subscriber's stream of the elements that are `Output`s (others are skipped): `first` (when given),
-    /// then each one sent from now on. The reader casts each element to `Output`, the type it was given here,
-    /// so reading costs no generic-metadata lookup either.
-    func subscribe<Output: Sendable>(
-        as type: Output.Type, buffering: Mailbox.Buffering, first: (any Sendable)? = nil,
-        observe: (@Sendable (Mailbox.Outcome) -> Void)? = nil
-    ) -> Subscription<Output> {
-        subscription(buffering: buffering, first: first, observe: observe) { $0 as? Output }
+/// A broadcast whatever its element type, for a hub that keeps one per type.
+protocol AnyBroadcast: AnyObject, Sendable {
+    /// Ends every stream, and every later one at once.
+    func finish()
+}
+
+/// One element sent, shared by every subscriber's mailbox.
+private final class Box<Value: Sendable>: Sendable {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
     }
 }
 
 /// A reader's hold on its mailbox: `stop` runs when the reading task is cancelled or the stream is dropped (this
 /// object lives exactly as long as the stream's closures).
 private final class Reader: Sendable {
-    let mailbox: Mailbox
     let stop: @Sendable () -> Void
 
-    init(_ mailbox: Mailbox, stop: @escaping @Sendable () -> Void) {
-        self.mailbox = mailbox
+    init(stop: @escaping @Sendable () -> Void) {
         self.stop = stop
     }
 

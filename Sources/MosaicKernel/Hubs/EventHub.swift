@@ -7,20 +7,29 @@ internal import Tracing
 /// its oldest event rather than make a publisher wait. A module's subscriptions end with its ledger.
 ///
 /// Each event type has one channel, made on the type's first publish or subscription: its count of events so far
-/// and its list of subscribers. A publish builds the subscribers' `EventEnvelope` once and hands that one value to
-/// every subscriber's mailbox, so a delivery does no per-subscriber conversion and no generic-metadata lookup.
+/// and a broadcast of the type's envelopes. A publish builds the `EventEnvelope` once and hands that one value to
+/// every subscriber's mailbox, so a delivery does no conversion, no dynamic cast and no generic-metadata lookup.
 final class EventHub: EventBus {
-    /// The events of one type.
+    /// The events of one type: how many were published, and who subscribed.
     private struct Channel {
         /// Events of the type published so far: the last one's sequence number.
         var published: UInt64 = 0
-        /// Every subscriber of the type; elements are the type's `EventEnvelope`s.
-        let subscribers = Broadcast<any Sendable>()
+        /// The type's subscribers: a `Broadcast<EventEnvelope<Event>>`.
+        let subscribers: any AnyBroadcast
 
-        /// Numbers the next event and hands what `envelope` makes of its number to every subscriber.
-        mutating func publish(_ envelope: (_ sequence: UInt64) -> any Sendable) {
+        init<Event: Sendable>(of type: Event.Type) {
+            subscribers = Broadcast<EventEnvelope<Event>>()
+        }
+
+        /// The subscribers, typed (a channel is only ever used with the type it was made for).
+        func subscribers<Event: Sendable>(of type: Event.Type) -> Broadcast<EventEnvelope<Event>>? {
+            subscribers as? Broadcast<EventEnvelope<Event>>
+        }
+
+        /// Numbers the next event and hands the envelope `make` puts it in to every subscriber.
+        mutating func publish<Event: Sendable>(_ make: (_ sequence: UInt64) -> EventEnvelope<Event>) {
             published += 1
-            subscribers.send(envelope(published))
+            subscribers(of: Event.self)?.send(make(published))
         }
     }
 
@@ -51,7 +60,7 @@ final class EventHub: EventBus {
         let accepted = state.withLock { state -> Bool in
             guard state.publishers.contains(sender) else { return false }
             // Sending inside the lock keeps every subscriber's order the publishing order; a send never waits.
-            state.channels[type, default: Channel()].publish { sequence in
+            state.channels[type, default: Channel(of: Event.self)].publish { sequence in
                 EventEnvelope(sender: sender, event: event, sequence: sequence, publishContext: span?.context)
             }
             return true
@@ -77,10 +86,11 @@ final class EventHub: EventBus {
         state.withLock { state in
             guard !state.finished, state.publishers.contains(module) else { return .ended() }
             let key = ObjectIdentifier(Event.self)
-            let channel = state.channels[key] ?? Channel()
+            let channel = state.channels[key] ?? Channel(of: Event.self)
             state.channels[key] = channel
-            return channel.subscribers.subscribe(
-                as: EventEnvelope<Event>.self, buffering: .newest(max(1, buffer)),
+            guard let subscribers = channel.subscribers(of: Event.self) else { return .ended() }
+            return subscribers.subscribe(
+                buffering: .newest(max(1, buffer)),
                 observe: deliveryObserver(Event.self, subscriber: module, buffer: max(1, buffer)))
         }
     }

@@ -3,16 +3,18 @@ internal import Synchronization
 /// One subscriber's share of a ``Broadcast``: the elements sent to it that its reader has not taken yet, and the
 /// reader waiting for the next one.
 ///
-/// Not generic on purpose: a send hands every mailbox the same `any Sendable`, so fanning out to many subscribers
-/// runs code compiled for that one type and never asks the Swift runtime for the metadata of a generic type (an
-/// `AsyncStream<Output>` continuation did so for every subscriber of every send). Only the reader, in its own
-/// task, turns an element into the type it expects.
+/// Not generic on purpose: a send hands every mailbox the same reference (its element boxed once), so fanning out
+/// to many subscribers runs code compiled for that one type and never asks the Swift runtime for the metadata of a
+/// generic type, as yielding to an `AsyncStream<Output>` continuation per subscriber did.
 final class Mailbox: Sendable {
+    /// An element as mailboxes carry it: a reference, shared by every subscriber of one send.
+    typealias Parcel = any AnyObject & Sendable
+
     /// How much a mailbox keeps for a reader that falls behind.
     enum Buffering: Sendable {
         /// Everything.
         case unbounded
-        /// The newest `count` elements: when full, the oldest waiting one is dropped to make room.
+        /// The newest `count` elements (at least one): when full, the oldest waiting one is dropped to make room.
         case newest(Int)
     }
 
@@ -26,22 +28,22 @@ final class Mailbox: Sendable {
 
     private struct State {
         /// The waiting elements, oldest first, from `head` on; taken slots are `nil` until the array is compacted.
-        var pending: [(any Sendable)?] = []
+        var pending: [Parcel?] = []
         var head = 0
         /// The reader, suspended until the next element or the end.
-        var reader: UnsafeContinuation<(any Sendable)?, Never>?
-        /// No more elements will come; the reader drains what waits, then sees the end.
+        var reader: UnsafeContinuation<Parcel?, Never>?
+        /// No more elements will come; the reader takes what waits, then sees the end.
         var isFinished = false
 
         var count: Int { pending.count - head }
 
         /// What the reader gets without waiting: the oldest element, or `nil` at the end; `nil` while it must wait.
-        mutating func take() -> (any Sendable)?? {
+        mutating func take() -> Parcel?? {
             if let element = removeFirst() { return .some(element) }
             return isFinished ? .some(nil) : nil
         }
 
-        mutating func removeFirst() -> (any Sendable)? {
+        mutating func removeFirst() -> Parcel? {
             guard head < pending.count else { return nil }
             let element = pending[head]
             pending[head] = nil
@@ -58,14 +60,14 @@ final class Mailbox: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Fires when the mailbox ends (finished or cancelled).
-    let ended = EndHook()
     private let capacity: Int
     /// Learns what became of each element offered (for the kernel's metrics).
     private let observe: (@Sendable (Outcome) -> Void)?
+    /// Fires when the mailbox ends (finished or cancelled).
+    let ended = EndHook()
 
     /// A mailbox keeping what `buffering` says, holding `first` (when given) for its reader.
-    init(buffering: Buffering, first: (any Sendable)? = nil, observe: (@Sendable (Outcome) -> Void)? = nil) {
+    init(buffering: Buffering, first: Parcel? = nil, observe: (@Sendable (Outcome) -> Void)? = nil) {
         switch buffering {
         case .unbounded: capacity = .max
         case .newest(let count): capacity = max(1, count)
@@ -76,8 +78,8 @@ final class Mailbox: Sendable {
 
     /// Hands `element` to the waiting reader, or keeps it (dropping the oldest waiting one when full). Never waits;
     /// an element offered after the end is ignored.
-    func offer(_ element: any Sendable) {
-        let (reader, outcome) = state.withLock { state -> (UnsafeContinuation<(any Sendable)?, Never>?, Outcome?) in
+    func offer(_ element: Parcel) {
+        let (reader, outcome) = state.withLock { state -> (UnsafeContinuation<Parcel?, Never>?, Outcome?) in
             guard !state.isFinished else { return (nil, nil) }
             if let reader = state.reader {
                 state.reader = nil
@@ -97,10 +99,10 @@ final class Mailbox: Sendable {
 
     /// The oldest waiting element, waiting for one if there is none; `nil` once the mailbox has ended and is empty.
     /// One reader at a time.
-    func next() async -> (any Sendable)? {
+    func next() async -> Parcel? {
         if let ready = state.withLock({ $0.take() }) { return ready }
-        return await withUnsafeContinuation { (reader: UnsafeContinuation<(any Sendable)?, Never>) in
-            let ready = state.withLock { state -> (any Sendable)?? in
+        return await withUnsafeContinuation { (reader: UnsafeContinuation<Parcel?, Never>) in
+            let ready = state.withLock { state -> Parcel?? in
                 if let ready = state.take() { return ready }
                 precondition(state.reader == nil, "Two readers of one subscription: iterate each stream in one task.")
                 state.reader = reader
@@ -134,6 +136,6 @@ final class Mailbox: Sendable {
         }
         reader?.resume(returning: nil)
         ended.fire()
-        _ = dropped  // released outside the lock
+        _ = dropped  // released here, outside the lock
     }
 }

@@ -15,7 +15,8 @@ final class StateHub: StateStore {
         var value: any Sendable
         /// The hub's write version after this key's last write; 0 until the first.
         var version: UInt64 = 0
-        let observers = Broadcast<any Sendable>()
+        /// A `Broadcast<Value>` for the key's type.
+        let observers: any AnyBroadcast
         let lane = Lane()
     }
 
@@ -118,7 +119,7 @@ final class StateHub: StateStore {
             state.withLock { state in
                 state.entries[key.id]?.value = value
                 state.entries[key.id]?.version = writes.advance()
-                state.entries[key.id]?.observers.send(value)
+                (state.entries[key.id]?.observers as? Broadcast<Value>)?.send(value)
             }
         }
     }
@@ -132,8 +133,9 @@ final class StateHub: StateStore {
         state.withLock { state in
             guard !state.finished else { return .ended() }
             let value = current(key, in: &state)
-            guard let observers = state.entries[key.id]?.observers else { return .ended() }
-            return observers.subscribe(as: Value.self, buffering: .newest(1), first: value)
+            // A key whose identifier was first used with another type has nothing to observe.
+            guard let observers = state.entries[key.id]?.observers as? Broadcast<Value> else { return .ended() }
+            return observers.subscribe(buffering: .newest(1), first: value)
         }
     }
 
@@ -167,7 +169,7 @@ final class StateHub: StateStore {
                         fix: "Set KernelOptions.stateDirectory."))
             }
         }
-        state.entries[key.id] = Entry(type: ObjectIdentifier(Value.self), value: value)
+        state.entries[key.id] = Entry(type: ObjectIdentifier(Value.self), value: value, observers: Broadcast<Value>())
         return value
     }
 
