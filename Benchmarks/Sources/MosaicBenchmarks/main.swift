@@ -4,8 +4,9 @@
 // `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`;
 // `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
 // `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds;
-// `… MosaicBenchmarks profile-events ROUNDS` / `profile-state ROUNDS` fan out ROUNDS (+10) times to 1,000 readers,
-// for `perf record` or for counting instructions per delivery (the difference of two ROUNDS).
+// `… MosaicBenchmarks profile-events ROUNDS` / `profile-state ROUNDS` fan out ROUNDS (+10) times to 1,000 readers
+// and print nothing (ROUNDS other than 50, which is the printed benchmark), for `perf record` or for counting
+// instructions per delivery (the difference of two ROUNDS, as the README does with 40 and 240).
 import Logging
 import Mosaic
 import MosaicKernel
