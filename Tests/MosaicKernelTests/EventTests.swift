@@ -75,4 +75,32 @@ func eventModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], contexts: 
         for await envelope in subscription { received.append(envelope.sequence) }
         #expect(received == Array(9_993...10_000))
     }
+
+    @Test("a subscriber whose task is cancelled stops reading, and its module forgets the subscription")
+    func cancelledSubscriber() async throws {
+        let contexts = Contexts()
+        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts)])
+        try await kernel.boot()
+        let weather = try #require(contexts["com.app.weather"])
+        let ledger = try #require(weather.ledger)
+        let before = ledger.holdingCount
+        let cities = weather.events.subscribe(to: CityChanged.self)
+        #expect(ledger.holdingCount == before + 1)
+        let (received, receivedContinuation) = AsyncStream.makeStream(of: Void.self)
+        let reader = Task {
+            var names: [String] = []
+            for await envelope in cities {
+                names.append(envelope.event.name)
+                receivedContinuation.yield()
+            }
+            return names
+        }
+        try weather.events.publish(CityChanged(name: "Oslo"))
+        _ = await received.first { _ in true }
+        reader.cancel()
+        #expect(await reader.value == ["Oslo"])
+        #expect(ledger.holdingCount == before, "the cancelled subscription was withdrawn from the ledger")
+        try weather.events.publish(CityChanged(name: "Lima"))
+        await kernel.shutdown()
+    }
 }

@@ -36,7 +36,11 @@ struct PostgresSharedStateTests {
         await withTaskGroup(of: Void.self) { group in
             for instance in [a, b] {
                 group.addTask {
-                    for _ in 0..<perInstance { try? instance.kernel.sharedState.update(.counter) { $0 += 1 } }
+                    for _ in 0..<perInstance {
+                        // A write that loses every compare-and-set race is refused whole, never half-applied;
+                        // writing it again, as its error says, is the caller's part.
+                        while (try? instance.kernel.sharedState.update(.counter) { $0 += 1 }) == nil {}
+                    }
                 }
             }
         }

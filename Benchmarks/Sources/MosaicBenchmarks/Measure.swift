@@ -50,28 +50,50 @@ final class DeliveryCounter: Sendable {
     let value = Atomic<Int>(0)
 }
 
-/// Fan-out timings in µs over 50 rounds (after 10 warm-ups): how long `trigger` takes to return, and how long until
-/// each of `observers` tasks, every one draining its own stream from `subscribe`, has seen an element `accept`s.
+/// Fan-out timings in µs over `rounds` rounds (after 10 warm-ups): how long `trigger` takes to return, and how long
+/// until each of `observers` tasks, every one draining its own stream from `subscribe`, has seen an element
+/// `accept`s.
 func fanOut<Element: Sendable>(
-    observers: Int, subscribe: () -> AsyncStream<Element>,
+    observers: Int, rounds: Int = 50, subscribe: () -> AsyncStream<Element>,
     accept: @escaping @Sendable (Element) -> Bool = { _ in true },
     trigger: (_ round: Int) throws -> Void
-) async rethrows -> (returns: Double, delivered: Double, deliveredP90: Double) {
+) async rethrows -> FanOutTimings {
+    try await fanOut(
+        observers: observers, rounds: rounds,
+        spawn: { received in
+            let stream = subscribe()
+            Task {
+                for await element in stream where accept(element) { received() }
+            }
+        }, trigger: trigger)
+}
+
+/// Fan-out timings in µs: `returns` is the median time `trigger` took, `delivered` (and `deliveredP90`) the time
+/// until every observer had the element.
+struct FanOutTimings {
+    let returns: Double
+    let delivered: Double
+    let deliveredP90: Double
+}
+
+/// Fan-out timings over `rounds` rounds (after 10 warm-ups) for `observers` tasks that `spawn` starts, each calling
+/// `received` once per element it gets.
+func fanOut(
+    observers: Int, rounds: Int = 50, spawn: (_ received: @escaping @Sendable () -> Void) -> Void,
+    trigger: (_ round: Int) throws -> Void
+) async rethrows -> FanOutTimings {
     let counter = DeliveryCounter()
     let (done, signal) = AsyncStream.makeStream(of: Int.self)
     for _ in 0..<observers {
-        let stream = subscribe()
-        Task {
-            for await element in stream where accept(element) {
-                let total = counter.value.add(1, ordering: .relaxed).newValue
-                if total.isMultiple(of: observers) { signal.yield(total) }
-            }
+        spawn {
+            let total = counter.value.add(1, ordering: .relaxed).newValue
+            if total.isMultiple(of: observers) { signal.yield(total) }
         }
     }
     var doneIterator = done.makeAsyncIterator()
     var returns: [Double] = []
     var delivered: [Double] = []
-    for round in 1...60 {
+    for round in 1...(rounds + 10) {
         let start = ContinuousClock.now
         try trigger(round)
         returns.append(start.duration(to: .now).nanoseconds / 1_000)
@@ -80,5 +102,5 @@ func fanOut<Element: Sendable>(
     }
     let returned = returns.dropFirst(10).sorted()
     let all = delivered.dropFirst(10).sorted()
-    return (returned[25], all[25], all[45])
+    return FanOutTimings(returns: returned[rounds / 2], delivered: all[rounds / 2], deliveredP90: all[rounds * 9 / 10])
 }

@@ -3,7 +3,10 @@
 // `… MosaicBenchmarks scaling` prints validation and boot medians from 1,000 to 20,000 modules;
 // `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`;
 // `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
-// `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds.
+// `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds;
+// `… MosaicBenchmarks profile-events ROUNDS` / `profile-state ROUNDS` fan out ROUNDS (+10) times to 1,000 readers
+// and print nothing (ROUNDS other than 50, which is the printed benchmark), for `perf record` or for counting
+// instructions per delivery (the difference of two ROUNDS, as the README does with 40 and 240).
 import Logging
 import Mosaic
 import MosaicKernel
@@ -38,6 +41,10 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     for _ in 0..<300 { _ = try await registerAndResolveMany("mosaic") }
 } else if CommandLine.arguments.dropFirst().first == "profile-revoke" {
     try await runContributionBenchmark(rounds: 1_000, reads: 10)
+} else if CommandLine.arguments.dropFirst().first == "profile-events", CommandLine.arguments.count > 2 {
+    try await runEventBenchmark(rounds: Int(CommandLine.arguments[2]) ?? 1_000)
+} else if CommandLine.arguments.dropFirst().first == "profile-state", CommandLine.arguments.count > 2 {
+    try await runStateBenchmark(rounds: Int(CommandLine.arguments[2]) ?? 1_000)
 } else if CommandLine.arguments.dropFirst().first == "state" {
     try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "events" {

@@ -3,19 +3,18 @@ internal import Synchronization
 /// One fan-out, the primitive under every stream the kernel hands out: state changes, shared state observers,
 /// event subscriptions and contribution observers.
 ///
-/// Each subscriber gets its own `AsyncStream` with its own buffering policy. A stream ends when the broadcast
-/// finishes (the kernel shut down), when its reader stops listening, or when its ``Subscription`` is cancelled
-/// (a module's ledger does that when it is withdrawn). `send` yields inside the broadcast's lock, so every
-/// subscriber sees elements in the order they were sent.
-final class Broadcast<Element: Sendable>: Sendable {
-    private struct Subscriber {
-        let yield: @Sendable (Element) -> Void
-        let finish: @Sendable () -> Void
-    }
-
+/// Each subscriber has its own ``Mailbox`` with its own buffering, read through an `AsyncStream`. A stream ends when
+/// the broadcast finishes (the kernel shut down), when its reader stops listening, or when its ``Subscription`` is
+/// cancelled (a module's ledger does that when it is withdrawn). `send` offers the element to every mailbox inside
+/// the broadcast's lock, so every subscriber sees elements in the order they were sent.
+///
+/// A send boxes its element once and hands that one reference to every mailbox, in code that does not depend on
+/// `Element`: fanning out costs no generic-metadata lookup and no conversion per subscriber. A hub that carries
+/// values of many types keeps one broadcast per type (made once, on the type's first use), so its readers get
+/// their own type back without a dynamic cast.
+final class Broadcast<Element: Sendable>: AnyBroadcast {
     private struct State {
-        var subscribers: [Int: Subscriber] = [:]
-        var next = 0
+        var mailboxes: [Mailbox] = []
         var finished = false
     }
 
@@ -23,44 +22,42 @@ final class Broadcast<Element: Sendable>: Sendable {
 
     init() {}
 
-    /// A new subscriber's stream: `first` (when given), then what `convert` makes of each element sent from now
-    /// on (`nil` skips it). After ``finish()`` the stream is empty and ends at once. `observe` learns how each
-    /// element sent fared in the subscriber's buffer (for the kernel's metrics).
+    /// A new subscriber's stream: `first` (when given), then each element sent from now on. After ``finish()`` the
+    /// stream is empty and ends at once. `observe` learns how each element sent fared in the subscriber's buffer
+    /// (for the kernel's metrics).
+    func subscribe(
+        buffering: Mailbox.Buffering = .unbounded, first: Element? = nil,
+        observe: (@Sendable (Mailbox.Outcome) -> Void)? = nil
+    ) -> Subscription<Element> {
+        subscription(buffering: buffering, first: first, observe: observe) { mailbox in
+            {
+                guard let parcel = await mailbox.next() else { return nil }
+                return Self.unbox(parcel)
+            }
+        }
+    }
+
+    /// A new subscriber's stream of what `convert` makes of `first` (when given) and of each element sent from now
+    /// on (`nil` skips one). After ``finish()`` the stream is empty and ends at once.
     func subscribe<Output: Sendable>(
-        bufferingPolicy: AsyncStream<Output>.Continuation.BufferingPolicy = .unbounded, first: Output? = nil,
-        observe: (@Sendable (AsyncStream<Output>.Continuation.YieldResult) -> Void)? = nil,
+        buffering: Mailbox.Buffering = .unbounded, first: Element? = nil,
         convert: @escaping @Sendable (Element) -> Output?
     ) -> Subscription<Output> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: bufferingPolicy)
-        let subscriber = Subscriber(
-            yield: { element in
-                guard let output = convert(element) else { return }
-                let result = continuation.yield(output)
-                observe?(result)
-            }, finish: { continuation.finish() })
-        let token: Int? = state.withLock { state in
-            guard !state.finished else { return nil }
-            if let first { continuation.yield(first) }
-            defer { state.next += 1 }
-            state.subscribers[state.next] = subscriber
-            return state.next
+        subscription(buffering: buffering, first: first, observe: nil) { mailbox in
+            {
+                while let parcel = await mailbox.next() {
+                    if let output = convert(Self.unbox(parcel)) { return output }
+                }
+                return nil
+            }
         }
-        guard let token else {
-            continuation.finish()
-            return .ended(stream)
-        }
-        let ended = EndHook()
-        continuation.onTermination = { [weak self] _ in
-            self?.remove(token)
-            ended.fire()
-        }
-        return Subscription(stream: stream, cancel: { [weak self] in self?.end(token) }, ended: ended)
     }
 
     /// Hands `element` to every subscriber.
     func send(_ element: Element) {
+        let parcel = Box(element)
         state.withLock { state in
-            for subscriber in state.subscribers.values { subscriber.yield(element) }
+            for mailbox in state.mailboxes { mailbox.offer(parcel) }
         }
     }
 
@@ -68,20 +65,78 @@ final class Broadcast<Element: Sendable>: Sendable {
     func finish() {
         let ended = state.withLock { state in
             state.finished = true
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+            defer { state.mailboxes = [] }
+            return state.mailboxes
         }
-        for subscriber in ended { subscriber.finish() }
+        for mailbox in ended { mailbox.finish() }
     }
 
-    private func remove(_ token: Int) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: token) }
+    /// A stream whose elements `read` takes from a new mailbox.
+    private func subscription<Output: Sendable>(
+        buffering: Mailbox.Buffering, first: Element?, observe: (@Sendable (Mailbox.Outcome) -> Void)?,
+        read: (Mailbox) -> @Sendable () async -> Output?
+    ) -> Subscription<Output> {
+        let mailbox = Mailbox(buffering: buffering, first: first.map { Box($0) }, observe: observe)
+        let added = state.withLock { state in
+            guard !state.finished else { return false }
+            state.mailboxes.append(mailbox)
+            return true
+        }
+        guard added else { return .ended() }
+        // The reader's hold: once the stream is dropped, or its task cancelled, nobody reads this mailbox again.
+        let reader = Reader { [weak self] in
+            self?.remove(mailbox)
+            mailbox.cancel()
+        }
+        let next = read(mailbox)
+        // `onCancel` lives as long as the stream, and with it `reader`.
+        let stream = AsyncStream<Output>(unfolding: next, onCancel: { reader.stop() })
+        return Subscription(
+            stream: stream,
+            cancel: { [weak self] in
+                self?.remove(mailbox)
+                mailbox.finish()
+            }, ended: mailbox.ended)
     }
 
-    private func end(_ token: Int) {
-        let subscriber = state.withLock { $0.subscribers.removeValue(forKey: token) }
-        subscriber?.finish()
+    /// The element in `parcel`, which came from this broadcast.
+    private static func unbox(_ parcel: Mailbox.Parcel) -> Element {
+        // Every parcel in this broadcast's mailboxes is a `Box<Element>`: `send` and `first` are the only ways in.
+        unsafeDowncast(parcel, to: Box<Element>.self).value
     }
+
+    private func remove(_ mailbox: Mailbox) {
+        state.withLock { state in
+            if let index = state.mailboxes.firstIndex(where: { $0 === mailbox }) { state.mailboxes.remove(at: index) }
+        }
+    }
+}
+
+/// A broadcast whatever its element type, for a hub that keeps one per type.
+protocol AnyBroadcast: AnyObject, Sendable {
+    /// Ends every stream, and every later one at once.
+    func finish()
+}
+
+/// One element sent, shared by every subscriber's mailbox.
+private final class Box<Value: Sendable>: Sendable {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+}
+
+/// A reader's hold on its mailbox: `stop` runs when the reading task is cancelled or the stream is dropped (this
+/// object lives exactly as long as the stream's closures).
+private final class Reader: Sendable {
+    let stop: @Sendable () -> Void
+
+    init(stop: @escaping @Sendable () -> Void) {
+        self.stop = stop
+    }
+
+    deinit { stop() }
 }
 
 /// A stream from a ``Broadcast``, with a way to end it from outside and to learn when it ended.
@@ -98,10 +153,6 @@ extension Subscription {
     static func ended() -> Self {
         let (stream, continuation) = AsyncStream.makeStream(of: Output.self)
         continuation.finish()
-        return .ended(stream)
-    }
-
-    fileprivate static func ended(_ stream: AsyncStream<Output>) -> Self {
         let ended = EndHook()
         ended.fire()
         return Subscription(stream: stream, cancel: {}, ended: ended)

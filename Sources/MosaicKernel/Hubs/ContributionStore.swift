@@ -65,9 +65,9 @@ final class ContributionStore: ContributionSource {
             guard !state.finished, let current = state.lists[point.id],
                 let observers = state.points[point.id]?.observers
             else { return .ended() }
-            return observers.subscribe(
-                bufferingPolicy: .bufferingNewest(1), first: (current as? ContributionList<Content>)?.items
-            ) { ($0 as? ContributionList<Content>)?.items }
+            return observers.subscribe(buffering: .newest(1), first: current) {
+                ($0 as? ContributionList<Content>)?.items
+            }
         }
     }
 

@@ -5,20 +5,37 @@ internal import Tracing
 
 /// The kernel's event bus: typed fan-out from active modules to subscribers, each with a bounded buffer that drops
 /// its oldest event rather than make a publisher wait. A module's subscriptions end with its ledger.
+///
+/// Each event type has one channel, made on the type's first publish or subscription: its count of events so far
+/// and a broadcast of the type's envelopes. A publish builds the `EventEnvelope` once and hands that one value to
+/// every subscriber's mailbox, so a delivery does no conversion, no dynamic cast and no generic-metadata lookup.
 final class EventHub: EventBus {
-    /// One published event, as its channel carries it.
-    struct Delivery: Sendable {
-        let sequence: UInt64
-        let sender: ModuleID
-        let event: any Sendable
-        /// The publish span's context, when the kernel traces.
-        let context: ServiceContext?
+    /// The events of one type: how many were published, and who subscribed.
+    private struct Channel {
+        /// Events of the type published so far: the last one's sequence number.
+        var published: UInt64 = 0
+        /// The type's subscribers: a `Broadcast<EventEnvelope<Event>>`.
+        let subscribers: any AnyBroadcast
+
+        init<Event: Sendable>(of type: Event.Type) {
+            subscribers = Broadcast<EventEnvelope<Event>>()
+        }
+
+        /// The subscribers, typed (a channel is only ever used with the type it was made for).
+        func subscribers<Event: Sendable>(of type: Event.Type) -> Broadcast<EventEnvelope<Event>>? {
+            subscribers as? Broadcast<EventEnvelope<Event>>
+        }
+
+        /// Numbers the next event and hands the envelope `make` puts it in to every subscriber.
+        mutating func publish<Event: Sendable>(_ make: (_ sequence: UInt64) -> EventEnvelope<Event>) {
+            published += 1
+            subscribers(of: Event.self)?.send(make(published))
+        }
     }
 
     private struct State {
         /// A channel per event type.
-        var channels: [ObjectIdentifier: Broadcast<Delivery>] = [:]
-        var sequences: [ObjectIdentifier: UInt64] = [:]
+        var channels: [ObjectIdentifier: Channel] = [:]
         /// The modules that may publish: the active ones, and the host.
         var publishers: Set<ModuleID> = [EventHub.host]
         var finished = false
@@ -42,11 +59,10 @@ final class EventHub: EventBus {
         let type = ObjectIdentifier(Event.self)
         let accepted = state.withLock { state -> Bool in
             guard state.publishers.contains(sender) else { return false }
-            let sequence = state.sequences[type, default: 0] + 1
-            state.sequences[type] = sequence
             // Sending inside the lock keeps every subscriber's order the publishing order; a send never waits.
-            state.channels[type]?.send(
-                Delivery(sequence: sequence, sender: sender, event: event, context: span?.context))
+            state.channels[type, default: Channel(of: Event.self)].publish { sequence in
+                EventEnvelope(sender: sender, event: event, sequence: sequence, publishContext: span?.context)
+            }
             return true
         }
         guard accepted else {
@@ -70,18 +86,12 @@ final class EventHub: EventBus {
         state.withLock { state in
             guard !state.finished, state.publishers.contains(module) else { return .ended() }
             let key = ObjectIdentifier(Event.self)
-            let channel = state.channels[key] ?? Broadcast()
+            let channel = state.channels[key] ?? Channel(of: Event.self)
             state.channels[key] = channel
-            return channel.subscribe(
-                bufferingPolicy: .bufferingNewest(max(1, buffer)),
-                observe: deliveryObserver(Event.self, subscriber: module, buffer: max(1, buffer))
-            ) { delivery in
-                (delivery.event as? Event).map {
-                    EventEnvelope(
-                        sender: delivery.sender, event: $0, sequence: delivery.sequence,
-                        publishContext: delivery.context)
-                }
-            }
+            guard let subscribers = channel.subscribers(of: Event.self) else { return .ended() }
+            return subscribers.subscribe(
+                buffering: .newest(max(1, buffer)),
+                observe: deliveryObserver(Event.self, subscriber: module, buffer: max(1, buffer)))
         }
     }
 
@@ -100,7 +110,7 @@ final class EventHub: EventBus {
         let channels = state.withLock { state in
             state.finished = true
             state.publishers = []
-            return Array(state.channels.values)
+            return state.channels.values.map(\.subscribers)
         }
         for channel in channels { channel.finish() }
     }

@@ -41,6 +41,6 @@ extension Kernel {
     /// One element now and one after each change of ``renderVersions`` (a slow reader gets one for many changes),
     /// until ``shutdown()``.
     package nonisolated func renderChanges() -> AsyncStream<Void> {
-        renderSignal.subscribe(bufferingPolicy: .bufferingNewest(1), first: ()) { $0 }.stream
+        renderSignal.subscribe(buffering: .newest(1), first: ()).stream
     }
 }

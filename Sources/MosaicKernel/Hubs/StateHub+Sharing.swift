@@ -58,7 +58,7 @@ extension StateHub {
             state.entries[id]?.value = value
             state.entries[id]?.revision = revision
             state.entries[id]?.version = writes.advance()
-            entry.observers.send(value)
+            entry.announce?(value)
         }
     }
 
@@ -103,7 +103,7 @@ extension StateHub {
             state.entries[id]?.value = value
             state.entries[id]?.revision = revision
             state.entries[id]?.version = writes.advance()
-            entry.observers.send(value)
+            entry.announce?(value)
             return true
         }
     }

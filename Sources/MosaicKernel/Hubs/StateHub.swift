@@ -15,13 +15,16 @@ final class StateHub: StateStore {
         var value: any Sendable
         /// The hub's write version after this key's last write; 0 until the first.
         var version: UInt64 = 0
-        let observers = Broadcast<any Sendable>()
+        /// A `Broadcast<Value>` for the key's type.
+        let observers: any AnyBroadcast
         let lane = Lane()
         /// The row's revision in shared storage; `nil` when there is no row, or the key is not shared.
         var revision: Int64? = nil
         /// Turns a row another instance wrote into this key's value (`nil` for a row it cannot read); only for keys
         /// kept in shared storage.
         var adopt: (@Sendable (SavedState?) -> (any Sendable)?)? = nil
+        /// Hands a value of the key's type to its observers; only for keys kept in shared storage.
+        var announce: (@Sendable (any Sendable) -> Void)? = nil
     }
 
     /// Orders the writes of one key.
@@ -126,7 +129,7 @@ final class StateHub: StateStore {
             state.withLock { state in
                 state.entries[key.id]?.value = value
                 state.entries[key.id]?.version = writes.advance()
-                state.entries[key.id]?.observers.send(value)
+                (state.entries[key.id]?.observers as? Broadcast<Value>)?.send(value)
             }
         }
     }
@@ -140,8 +143,9 @@ final class StateHub: StateStore {
         state.withLock { state in
             guard !state.finished else { return .ended() }
             let value = current(key, in: &state)
-            guard let observers = state.entries[key.id]?.observers else { return .ended() }
-            return observers.subscribe(bufferingPolicy: .bufferingNewest(1), first: value) { $0 as? Value }
+            // A key whose identifier was first used with another type has nothing to observe.
+            guard let observers = state.entries[key.id]?.observers as? Broadcast<Value> else { return .ended() }
+            return observers.subscribe(buffering: .newest(1), first: value)
         }
     }
 
@@ -187,8 +191,12 @@ final class StateHub: StateStore {
                         fix: "Set KernelOptions.stateDirectory."))
             }
         }
-        var entry = Entry(type: ObjectIdentifier(Value.self), value: value, revision: revision)
-        if shared != nil, key.persistence != .memory { entry.adopt = Self.adopter(for: key) }
+        let observers = Broadcast<Value>()
+        var entry = Entry(type: ObjectIdentifier(Value.self), value: value, observers: observers, revision: revision)
+        if shared != nil, key.persistence != .memory {
+            entry.adopt = Self.adopter(for: key)
+            entry.announce = { value in if let value = value as? Value { observers.send(value) } }
+        }
         state.entries[key.id] = entry
         return value
     }

@@ -46,9 +46,8 @@ final class ConfigurationStore: Sendable {
         _ module: ModuleID, _ name: String, as type: Value.Type, buffer: Int
     ) -> Subscription<Value> {
         values.withLock { values in
-            changes.subscribe(
-                bufferingPolicy: .bufferingNewest(buffer), first: values[module]?[name] as? Value
-            ) { change in
+            let current = values[module]?[name].map { Change(module: module, name: name, value: $0) }
+            return changes.subscribe(buffering: .newest(buffer), first: current) { change in
                 change.module == module && change.name == name ? change.value as? Value : nil
             }
         }

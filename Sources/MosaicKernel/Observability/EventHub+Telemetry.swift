@@ -48,24 +48,20 @@ extension EventHub {
     /// the oldest waiting one dropped; and how full the buffer is.
     func deliveryObserver<Event: Sendable>(
         _ type: Event.Type, subscriber: ModuleID, buffer: Int
-    ) -> @Sendable (AsyncStream<EventEnvelope<Event>>.Continuation.YieldResult) -> Void {
+    ) -> @Sendable (Mailbox.Outcome) -> Void {
         let dimensions = [("event", Self.name(of: type)), ("subscriber", subscriber.rawValue)]
         let delivered = Counter(label: MetricName.eventsDelivered, dimensions: dimensions, factory: telemetry.metrics)
         let dropped = Counter(label: MetricName.eventsDropped, dimensions: dimensions, factory: telemetry.metrics)
         let depth = Gauge(label: MetricName.eventBufferDepth, dimensions: dimensions, factory: telemetry.metrics)
-        return { result in
-            switch result {
-            case .enqueued(let remaining):
+        return { outcome in
+            switch outcome {
+            case .kept(let waiting):
                 delivered.increment()
-                depth.record(buffer - remaining)
-            case .dropped:
+                depth.record(waiting)
+            case .droppedOldest:
                 delivered.increment()
                 dropped.increment()
                 depth.record(buffer)
-            case .terminated:
-                break
-            @unknown default:
-                break
             }
         }
     }

@@ -283,7 +283,7 @@ public actor Kernel {
     ///
     /// Subscribe before ``boot()`` to see a module's whole life. Each subscriber gets every change.
     public nonisolated func stateChanges() -> AsyncStream<StateChange> {
-        changes.subscribe { $0 }.stream
+        changes.subscribe().stream
     }
 
     /// The report of every module as it stands now, with every current diagnostic.

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Instructions per delivery of the fan-out benchmarks, as Benchmarks/README.md reports them:
+#   Benchmarks/callgrind.sh events|state
+# Runs `profile-events` / `profile-state` at 40 and 240 rounds under callgrind and divides the difference by the
+# 200,000 deliveries between them. Needs valgrind; builds the benchmarks in release first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-events}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+swift build -c release --package-path Benchmarks --product MosaicBenchmarks
+# valgrind reads debug info slowly and crashes on async Swift's sigsuspend unless it gets a copy of the mask.
+objcopy --strip-debug Benchmarks/.build/release/MosaicBenchmarks "$work/bench"
+cat > "$work/shim.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <string.h>
+int sigsuspend(const sigset_t *mask) {
+    static int (*real)(const sigset_t *);
+    if (!real) real = (int (*)(const sigset_t *))dlsym(RTLD_NEXT, "sigsuspend");
+    sigset_t copy;
+    memcpy(&copy, mask, sizeof copy);
+    return real(&copy);
+}
+C
+cc -O2 -shared -fPIC -o "$work/shim.so" "$work/shim.c" -ldl
+
+for rounds in 40 240; do
+    LD_PRELOAD="$work/shim.so" valgrind --tool=callgrind --callgrind-out-file="$work/$rounds.out" \
+        "$work/bench" "profile-$mode" "$rounds" > /dev/null 2> "$work/$rounds.log"
+done
+python3 - "$work/40.out" "$work/240.out" <<'PY'
+import re, subprocess, sys
+metadata = re.compile(r'getGenericMetadata|MetadataCache|GenericCacheEntry|getCache\(|ConcurrentReadableHashMap|'
+                      r'awaitSatisfyingState|CanonicalPrespecialized|\$sSqMa|checkMetadataState|'
+                      r'swift_getTypeByMangled|_swift_instantiate')
+def load(path):
+    out = subprocess.run(['callgrind_annotate', '--threshold=100', path], capture_output=True, text=True).stdout
+    total = meta = 0
+    for line in out.splitlines():
+        m = re.match(r'\s*([\d,]+) \([ \d.]+%\)\s+(.*)', line)
+        if not m or 'PROGRAM TOTALS' in line:
+            continue
+        count = int(m.group(1).replace(',', ''))
+        total += count
+        if metadata.search(m.group(2)):
+            meta += count
+    return total, meta
+(t40, m40), (t240, m240) = load(sys.argv[1]), load(sys.argv[2])
+print(f"instructions per delivery: {(t240 - t40) / 200_000:.0f}, "
+      f"of which in the generic-metadata cache: {(m240 - m40) / 200_000:.0f}")
+PY
