@@ -60,11 +60,12 @@ def within_a_second(what, condition):
 root = tempfile.mkdtemp(prefix="mosaic-two-")
 os.chmod(root, 0o777)
 data, pg_port = os.path.join(root, "pg"), free_port()
-processes, ok = [], True
+processes, ok = [], False
 try:
     as_postgres(f"{bin_dir}/initdb", "-D", data, "-U", "ghost", "-A", "trust", "--no-sync")
     as_postgres(f"{bin_dir}/pg_ctl", "-D", data, "-l", os.path.join(root, "pg.log"), "-w", "-o",
                 f"-F -p {pg_port} -k {root} -c listen_addresses=127.0.0.1", "start")
+    as_postgres(f"{bin_dir}/createdb", "-h", "127.0.0.1", "-p", str(pg_port), "-U", "ghost", "ghost")
     url = f"postgres://ghost@127.0.0.1:{pg_port}/ghost?sslmode=disable"
     bases = []
     for name in "ab":
@@ -78,12 +79,15 @@ try:
                 if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
                     break
             except OSError:
-                time.sleep(0.1)
+                pass
+            time.sleep(0.1)
+        else:
+            raise RuntimeError(f"ghost {name} did not become ready")
         bases.append(f"http://127.0.0.1:{port}")
     a, b = bases
     dashboard = lambda: get(b + "/dashboard")
     post(a, "/open", {"url": "ghost://dashboard/weather/city?name=Oslo"})
-    ok &= within_a_second("B's dashboard shows Oslo after the link opened on A", lambda: "Oslo" in dashboard())
+    ok = within_a_second("B's dashboard shows Oslo after the link opened on A", lambda: "Oslo" in dashboard())
     post(a, "/settings/entitlements", {"entitlement": "weather", "action": "revoke"})
     ok &= within_a_second("B's dashboard lost the weather widget after the revoke on A",
                           lambda: 'data-module="com.ghost.weather"' not in dashboard())
@@ -97,7 +101,7 @@ finally:
     if os.path.exists(data):
         as_postgres(f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
     if not ok:
-        for name in "ab":
-            print(f"--- {name}.log", open(os.path.join(root, f"{name}.log")).read()[-3000:], sep="\n")
+        for log in sorted(glob.glob(os.path.join(root, "*.log"))):
+            print(f"--- {log}", open(log).read()[-3000:], sep="\n")
     shutil.rmtree(root, ignore_errors=True)
 sys.exit(0 if ok else 1)

@@ -3,7 +3,7 @@
 # `--update` rewrites the lists. Symbols behind `@_spi` are not public API and are not listed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-modules=(Mosaic MosaicKernel MosaicTesting MosaicWeb MosaicHummingbird MosaicCommands)
+modules=(Mosaic MosaicKernel MosaicTesting MosaicWeb MosaicHummingbird MosaicCommands MosaicPostgres)
 
 swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public >/dev/null
 graphs="$(dirname "$(swift build --show-bin-path)")/symbolgraph"

@@ -24,7 +24,7 @@ internal import Synchronization
 /// one connection for queries, reconnecting when it drops, and one that listens for the others' changes; after that
 /// one reconnects, every instance reads again what it holds, since PostgreSQL never replays a missed notification.
 public final class PostgresBackend: Sendable {
-    /// What the kernel keeps here: pass it as ``KernelOptions/sharedStorage``.
+    /// What the kernel keeps here: pass it as `KernelOptions.sharedStorage`.
     public var storage: SharedStorage {
         SharedStorage(state: stateStore, policy: policyStore, description: url.description)
     }

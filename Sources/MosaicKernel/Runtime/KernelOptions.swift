@@ -43,7 +43,7 @@ public struct KernelOptions: Sendable {
     public var configurationProviders: [any ConfigProvider] = []
     /// Where the app's instances share persisted state keys and the entitlement policy (`MosaicPostgres`'s
     /// `PostgresBackend.storage`); `nil` keeps persisted keys under ``stateDirectory`` and the policy in this
-    /// process. With it, every persisted key lives there, whatever its ``StatePersistence``, and the policy the
+    /// process. With it, every persisted key lives there, whatever its `StatePersistence`, and the policy the
     /// kernel is created with is the default for entitlements no instance has granted or revoked yet.
     public var sharedStorage: SharedStorage? = nil
 
