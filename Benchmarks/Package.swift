@@ -28,6 +28,7 @@ let package = Package(
                 "BlackHole",
                 .product(name: "Mosaic", package: mosaic),
                 .product(name: "MosaicKernel", package: mosaic),
+                .product(name: "MosaicPostgres", package: mosaic),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Dependencies", package: "swift-dependencies"),

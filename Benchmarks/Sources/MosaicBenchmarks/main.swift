@@ -6,7 +6,9 @@
 // `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds;
 // `… MosaicBenchmarks profile-events ROUNDS` / `profile-state ROUNDS` fan out ROUNDS (+10) times to 1,000 readers
 // and print nothing (ROUNDS other than 50, which is the printed benchmark), for `perf record` or for counting
-// instructions per delivery (the difference of two ROUNDS, as the README does with 40 and 240).
+// instructions per delivery (the difference of two ROUNDS, as the README does with 40 and 240);
+// `… MosaicBenchmarks propagation URL` times a state write on one instance reaching an observer on another through
+// the PostgreSQL database at URL (propagation.sh starts a cluster of its own and runs it).
 import Logging
 import Mosaic
 import MosaicKernel
@@ -45,6 +47,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runEventBenchmark(rounds: Int(CommandLine.arguments[2]) ?? 1_000)
 } else if CommandLine.arguments.dropFirst().first == "profile-state", CommandLine.arguments.count > 2 {
     try await runStateBenchmark(rounds: Int(CommandLine.arguments[2]) ?? 1_000)
+} else if CommandLine.arguments.dropFirst().first == "propagation", CommandLine.arguments.count > 2 {
+    try await runPropagationBenchmark(url: CommandLine.arguments[2])
 } else if CommandLine.arguments.dropFirst().first == "state" {
     try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "events" {
