@@ -1,0 +1,156 @@
+import BlackHole
+import Foundation
+import Logging
+import Mosaic
+import MosaicKernel
+
+/// The singleton the `singleton` mode resolves: a final class, so every form below handles one class reference.
+final class HotSingleton: Sendable {
+    let value: Int
+    init(value: Int) { self.value = value }
+}
+
+extension ServiceKey where Value == HotSingleton {
+    static var hot: Self { Self() }
+}
+
+/// The direct baseline: the same class, one instance in a global `let`, as hand-written singletons are kept.
+/// Its value comes from the command line so the optimizer cannot fold reads of it into a constant.
+let hotGlobal = HotSingleton(value: CommandLine.arguments.count)
+
+/// Takes the instance owned (+1) and drops it, from another function the optimizer does not see into: what code that
+/// keeps the instance (stores it, returns it, captures it) makes the caller pay.
+@inline(never) @_optimize(none)
+func keepOwned(_ value: __owned HotSingleton) {}
+
+/// `count` calls of `body`, whose results are summed so none of them can be skipped; the sum goes to `blackHole`.
+@inline(__always)
+func sumOfCalls<E: Error>(_ count: Int, _ body: () throws(E) -> Int) throws(E) {
+    var sum = 0
+    for _ in 0..<count { sum &+= try body() }
+    blackHole(sum)
+}
+
+/// One way of reading the singleton, timed per call on one thread and on two at once.
+private struct SingletonForm {
+    let name: String
+    /// Runs `count` calls and returns when done.
+    let run: @Sendable (_ count: Int) -> Void
+}
+
+/// Nanoseconds per call for `threads` threads each running `form` `count` times at once: wall time / `count`.
+private func wallNanosecondsPerCall(_ form: SingletonForm, threads: Int, count: Int) -> Double {
+    let group = DispatchGroup()
+    let start = ContinuousClock.now
+    for _ in 0..<threads {
+        group.enter()
+        Thread {
+            form.run(count)
+            group.leave()
+        }.start()
+    }
+    group.wait()
+    return start.duration(to: .now).nanoseconds / Double(count)
+}
+
+/// The `singleton` mode (issue 15, item 6): per call, `resolve` of a built singleton, `withService` of it, and
+/// direct code reading a global `let` instance of the same class, on one thread and on two threads at once. Every
+/// form reads `value` from the instance and passes it to `blackHole`; the "owned" forms also hand the instance to
+/// `keepOwned`, as code that stores it would. Runs interleave the forms; prints median and range of `runs` runs.
+func runSingletonBenchmark(runs: Int = 7, count: Int = 10_000_000) async throws {
+    let module = ModuleFactory(
+        manifest: Manifest(id: "bench.singleton", version: "1.0.0"),
+        register: { module in module.services.singleton(.hot) { HotSingleton(value: CommandLine.arguments.count) } },
+        make: { NoOpModule() })
+    var quiet = Logger(label: "bench")
+    quiet.logLevel = .critical
+    var catalog = ModuleCatalog()
+    catalog.add(module)
+    let kernel = Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quiet)
+    try await kernel.boot()
+    let services = await kernel.services
+    // Build the singleton before measuring: every form below then reads a built instance.
+    blackHole(try services.resolve(.hot))
+
+    func resolving(_ body: @escaping @Sendable (Int) throws(ServiceError) -> Void) -> @Sendable (Int) -> Void {
+        { count in
+            do throws(ServiceError) { try body(count) } catch { fatalError("resolving the singleton failed: \(error)") }
+        }
+    }
+    let forms: [SingletonForm] = [
+        SingletonForm(name: "direct: global `let`, borrowed use") { count in
+            sumOfCalls(count) {
+                let instance = hotGlobal
+                blackHole(instance)
+                return instance.value
+            }
+        },
+        SingletonForm(
+            name: "Mosaic `resolve`",
+            run: resolving { count throws(ServiceError) in
+                try sumOfCalls(count) { () throws(ServiceError) -> Int in
+                    let instance = try services.resolve(.hot)
+                    blackHole(instance)
+                    return instance.value
+                }
+            }),
+        SingletonForm(
+            name: "Mosaic `withService`",
+            run: resolving { count throws(ServiceError) in
+                try sumOfCalls(count) { () throws(ServiceError) -> Int in
+                    try services.withService(.hot) { instance in
+                        blackHole(instance)
+                        return instance.value
+                    }
+                }
+            }),
+        SingletonForm(name: "direct: global `let`, owned use") { count in
+            sumOfCalls(count) {
+                let instance = hotGlobal
+                let value = instance.value
+                keepOwned(instance)
+                return value
+            }
+        },
+        SingletonForm(
+            name: "Mosaic `resolve`, owned use",
+            run: resolving { count throws(ServiceError) in
+                try sumOfCalls(count) { () throws(ServiceError) -> Int in
+                    let instance = try services.resolve(.hot)
+                    let value = instance.value
+                    keepOwned(instance)
+                    return value
+                }
+            }),
+    ]
+    for form in forms { form.run(count / 10) }  // warm-up
+    var timings = [[Double]](repeating: [], count: forms.count * 2)
+    for _ in 0..<runs {
+        for (index, form) in forms.enumerated() {
+            timings[index * 2].append(wallNanosecondsPerCall(form, threads: 1, count: count))
+            timings[index * 2 + 1].append(wallNanosecondsPerCall(form, threads: 2, count: count))
+        }
+    }
+    print("\nSingleton: ns per call (wall time / calls per thread), median (range) of \(runs) runs of \(count) calls\n")
+    let widths = [38, 24, 24]
+    print(row(["form", "1 thread", "2 threads"], widths: widths))
+    var medians: [String: (Double, Double)] = [:]
+    for (index, form) in forms.enumerated() {
+        let cells = [timings[index * 2], timings[index * 2 + 1]].map { values in
+            let sorted = values.sorted()
+            return "\(format(sorted[runs / 2])) (\(format(sorted[0]))–\(format(sorted[runs - 1])))"
+        }
+        medians[form.name] = (timings[index * 2].sorted()[runs / 2], timings[index * 2 + 1].sorted()[runs / 2])
+        print(row([form.name] + cells, widths: widths))
+    }
+    func ratio(_ name: String, over baseline: String) {
+        guard let top = medians[name], let bottom = medians[baseline] else { return }
+        print(
+            "  \(name) / \(baseline): 1 thread \(format(top.0 / bottom.0)), 2 threads \(format(top.1 / bottom.1))")
+    }
+    print("\nRatios of medians:")
+    ratio("Mosaic `resolve`", over: "direct: global `let`, borrowed use")
+    ratio("Mosaic `withService`", over: "direct: global `let`, borrowed use")
+    ratio("Mosaic `resolve`, owned use", over: "direct: global `let`, owned use")
+    await kernel.shutdown()
+}
