@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Mosaic
 import MosaicKernel
+import Synchronization
 
 /// The singleton the `singleton` mode resolves: a final class, so every form below handles one class reference.
 final class HotSingleton: Sendable {
@@ -38,19 +39,33 @@ private struct SingletonForm {
     let run: @Sendable (_ count: Int) -> Void
 }
 
-/// Nanoseconds per call for `threads` threads each running `form` `count` times at once: wall time / `count`.
-private func wallNanosecondsPerCall(_ form: SingletonForm, threads: Int, count: Int) -> Double {
+/// Nanoseconds per call for `threads` threads each running `form` `count` times at once: wall time / `count`, and
+/// the threads' mean CPU time / `count` (which, unlike wall time, does not grow when other processes take the cores
+/// and the threads run by turns).
+private func nanosecondsPerCall(_ form: SingletonForm, threads: Int, count: Int) -> (wall: Double, cpu: Double) {
     let group = DispatchGroup()
+    let cpu = Mutex<Double>(0)
     let start = ContinuousClock.now
     for _ in 0..<threads {
         group.enter()
         Thread {
+            let before = threadCPUNanoseconds()
             form.run(count)
+            let used = threadCPUNanoseconds() - before
+            cpu.withLock { $0 += used }
             group.leave()
         }.start()
     }
     group.wait()
-    return start.duration(to: .now).nanoseconds / Double(count)
+    let wall = start.duration(to: .now).nanoseconds / Double(count)
+    return (wall, cpu.withLock { $0 } / Double(threads) / Double(count))
+}
+
+/// The calling thread's CPU time in nanoseconds.
+private func threadCPUNanoseconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return Double(now.tv_sec) * 1e9 + Double(now.tv_nsec)
 }
 
 /// The `singleton` mode (issue 15, item 6): per call, `resolve` of a built singleton, `withService` of it, and
@@ -124,29 +139,46 @@ func runSingletonBenchmark(runs: Int = 7, count: Int = 10_000_000) async throws 
             }),
     ]
     for form in forms { form.run(count / 10) }  // warm-up
-    var timings = [[Double]](repeating: [], count: forms.count * 2)
+    var wall = [[Double]](repeating: [], count: forms.count * 2)
+    var cpu = [[Double]](repeating: [], count: forms.count * 2)
     for _ in 0..<runs {
         for (index, form) in forms.enumerated() {
-            timings[index * 2].append(wallNanosecondsPerCall(form, threads: 1, count: count))
-            timings[index * 2 + 1].append(wallNanosecondsPerCall(form, threads: 2, count: count))
+            for threads in 1...2 {
+                let timing = nanosecondsPerCall(form, threads: threads, count: count)
+                wall[index * 2 + threads - 1].append(timing.wall)
+                cpu[index * 2 + threads - 1].append(timing.cpu)
+            }
         }
     }
-    print("\nSingleton: ns per call (wall time / calls per thread), median (range) of \(runs) runs of \(count) calls\n")
-    let widths = [38, 24, 24]
-    print(row(["form", "1 thread", "2 threads"], widths: widths))
-    var medians: [String: (Double, Double)] = [:]
+    var load = [0.0, 0.0, 0.0]
+    _ = getloadavg(&load, 3)
+    print(
+        "\nSingleton: ns per call per thread, median (range) of \(runs) runs of \(count) calls; wall time and the"
+            + " threads' CPU time; load average \(load.map { format($0) })\n")
+    let widths = [36, 20, 20, 20, 20, 16]
+    print(
+        row(
+            ["form", "1 thread, wall", "1 thread, CPU", "2 threads, wall", "2 threads, CPU", "2 at once"],
+            widths: widths))
+    func summary(_ values: [Double]) -> String {
+        let sorted = values.sorted()
+        return "\(format(sorted[runs / 2])) (\(format(sorted[0]))–\(format(sorted[runs - 1])))"
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[runs / 2] }
+    var medians: [String: [Double]] = [:]
     for (index, form) in forms.enumerated() {
-        let cells = [timings[index * 2], timings[index * 2 + 1]].map { values in
-            let sorted = values.sorted()
-            return "\(format(sorted[runs / 2])) (\(format(sorted[0]))–\(format(sorted[runs - 1])))"
-        }
-        medians[form.name] = (timings[index * 2].sorted()[runs / 2], timings[index * 2 + 1].sorted()[runs / 2])
-        print(row([form.name] + cells, widths: widths))
+        let columns = [wall[index * 2], cpu[index * 2], wall[index * 2 + 1], cpu[index * 2 + 1]]
+        medians[form.name] = columns.map(median)
+        // How much of the time the two threads ran at once: 2 × CPU / wall, from 1 (by turns) to 2 (always).
+        let overlap = zip(cpu[index * 2 + 1], wall[index * 2 + 1]).map { 2 * $0 / $1 }
+        print(row([form.name] + columns.map(summary) + [summary(overlap)], widths: widths))
     }
     func ratio(_ name: String, over baseline: String) {
         guard let top = medians[name], let bottom = medians[baseline] else { return }
+        let ratios = zip(top, bottom).map { format($0 / $1) }
         print(
-            "  \(name) / \(baseline): 1 thread \(format(top.0 / bottom.0)), 2 threads \(format(top.1 / bottom.1))")
+            "  \(name) / \(baseline): 1 thread \(ratios[0]) (CPU \(ratios[1])), 2 threads \(ratios[2]) (CPU \(ratios[3]))"
+        )
     }
     print("\nRatios of medians:")
     ratio("Mosaic `resolve`", over: "direct: global `let`, borrowed use")
