@@ -46,9 +46,10 @@ private func nanosecondsPerCall(_ form: SingletonForm, threads: Int, count: Int)
     let group = DispatchGroup()
     let cpu = Mutex<Double>(0)
     let start = ContinuousClock.now
-    for _ in 0..<threads {
+    for thread in 0..<threads {
         group.enter()
         Thread {
+            if threads > 1 { pinToCPU(thread) }
             let before = threadCPUNanoseconds()
             form.run(count)
             let used = threadCPUNanoseconds() - before
@@ -60,6 +61,17 @@ private func nanosecondsPerCall(_ form: SingletonForm, threads: Int, count: Int)
     let wall = start.duration(to: .now).nanoseconds / Double(count)
     return (wall, cpu.withLock { $0 } / Double(threads) / Double(count))
 }
+
+/// Keeps the calling thread on CPU `cpu`. The test machine's kernel packs runnable threads onto fewer CPUs when
+/// it is busy, so two unpinned threads often run by turns; pinned to different CPUs they run at once more often.
+private func pinToCPU(_ cpu: Int) {
+    var mask = (UInt64(1) << UInt64(cpu), UInt64(0), UInt64(0), UInt64(0))
+    _ = withUnsafeMutableBytes(of: &mask) { linuxSetAffinity(0, $0.count, $0.baseAddress) }
+}
+
+/// Linux's `sched_setaffinity`, which the Glibc module does not export; thread 0 is the calling thread.
+@_silgen_name("sched_setaffinity")
+private func linuxSetAffinity(_ thread: Int32, _ size: Int, _ mask: UnsafeMutableRawPointer?) -> Int32
 
 /// The calling thread's CPU time in nanoseconds.
 private func threadCPUNanoseconds() -> Double {
