@@ -3,6 +3,7 @@
 // `… MosaicBenchmarks scaling` prints validation and boot medians from 1,000 to 20,000 modules;
 // `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`;
 // `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
+// `… MosaicBenchmarks singleton` compares `resolve` and `withService` of a singleton with a global `let`, 1 and 2 threads;
 // `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds;
 // `… MosaicBenchmarks profile-events ROUNDS` / `profile-state ROUNDS` fan out ROUNDS (+10) times to 1,000 readers
 // and print nothing (ROUNDS other than 50, which is the printed benchmark), for `perf record` or for counting
@@ -61,6 +62,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runContributionBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "injected" {
     try await runInjectedBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "singleton" {
+    try await runSingletonBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {
