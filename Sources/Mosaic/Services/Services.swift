@@ -26,7 +26,7 @@ public struct Services: Sendable {
     ///
     /// The instance is returned owned: the caller pays a retain and a release of it, as code that keeps a global
     /// singleton does, and threads resolving one singleton contend on its reference count. In hot paths, read the
-    /// service with ``withService(_:_:)``, which lends it instead.
+    /// service with `withService(_:_:)`, which lends it instead.
     @inlinable
     public func resolve<T: Sendable>(_ key: ServiceKey<T>) throws(ServiceError) -> T {
         try resolve(T.self)
@@ -43,7 +43,7 @@ public struct Services: Sendable {
 
     /// Runs `body` with the service, borrowed rather than returned: a built singleton is then read without touching
     /// its reference count. This is the form for hot paths; if `body` keeps the instance, that copy pays the retain
-    /// ``resolve(_:)-(ServiceKey<T>)`` would have.
+    /// `resolve(_:)` would have.
     @inlinable
     public func withService<T: Sendable, R>(_ key: ServiceKey<T>, _ body: (T) -> R) throws(ServiceError) -> R {
         let type = T.self
