@@ -20,7 +20,16 @@ extension StateHub {
             }
             var value = old
             try Self.$isChanging.withValue(true) { try update(&value) }
-            guard value != old else { return }
+            if value == old {
+                // Nothing to write, unless the value here is stale: another instance's change may not have arrived
+                // yet, and then this write must still replace it.
+                let row = try load(key.id, from: shared)
+                if row?.revision == revision { return }
+                guard adopt(key.id, saved: row?.saved, revision: row?.revision, force: true) else {
+                    throw unreadable(key, version: row?.saved.version)
+                }
+                continue
+            }
             let data = try Self.encode(value, of: key)
             var outcome = SharedSave.saved(revision: 0)
             try persisting(key.id) {
@@ -37,17 +46,32 @@ extension StateHub {
             case .conflict(let current, let currentRevision):
                 // Another instance wrote first: take its value, then run the change again on it.
                 guard adopt(key.id, saved: current, revision: currentRevision, force: true) else {
-                    throw StateError(
-                        "\(key.id) was saved by another instance in a shape this one cannot read (version "
-                            + "\(current?.version ?? 0); this app knows \(key.version)). Its value is unchanged, so "
-                            + "that instance's data is not lost. Run one app version across instances, or add a "
-                            + "migration.")
+                    throw unreadable(key, version: current?.version)
                 }
             }
         }
         throw StateError(
             "\(key.id) was changed by other instances \(Self.maximumSharedAttempts) times while this write ran; "
                 + "its value is unchanged. Write it again, or make fewer instances write it at once.")
+    }
+
+    /// `id`'s row in shared storage, as a write's error when it cannot be read.
+    private func load(_ id: String, from shared: any SharedStatePersister) throws -> (
+        saved: SavedState, revision: Int64
+    )? {
+        do {
+            return try shared.loadRevision(id)
+        } catch {
+            throw StateError("\(id) could not be read from \(shared): \(error). Its value is unchanged.")
+        }
+    }
+
+    /// The error of a write that met a row saved in a shape this instance cannot read.
+    private func unreadable<Value>(_ key: StateKey<Value>, version: Int?) -> StateError {
+        StateError(
+            "\(key.id) was saved by another instance in a shape this one cannot read (version \(version ?? 0); this "
+                + "app knows \(key.version)). Its value is unchanged, so that instance's data is not lost. Run one "
+                + "app version across instances, or add a migration.")
     }
 
     /// Tells observers of `id` of `value`, which this instance saved at `revision`, unless a newer revision has

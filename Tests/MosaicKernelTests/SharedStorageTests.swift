@@ -1,0 +1,69 @@
+import Foundation
+import Mosaic
+import Synchronization
+import Testing
+
+@testable import MosaicKernel
+
+/// Shared storage in memory, whose watch tells nobody: what an instance sees before another instance's change has
+/// reached it. `change` writes a row as another instance would.
+final class SilentSharedStore: SharedStatePersister {
+    private let rows = Mutex<[String: (saved: SavedState, revision: Int64)]>([:])
+    private let revisions = Atomic<Int64>(0)
+
+    func change(_ id: String, to json: String) {
+        let revision = revisions.add(1, ordering: .relaxed).newValue
+        rows.withLock { $0[id] = (SavedState(data: Data(json.utf8), version: 1), revision) }
+    }
+
+    func value(_ id: String) -> String? {
+        rows.withLock { $0[id].map { String(decoding: $0.saved.data, as: UTF8.self) } }
+    }
+
+    func loadRevision(_ id: String) throws -> (saved: SavedState, revision: Int64)? { rows.withLock { $0[id] } }
+    func load(_ id: String) throws -> SavedState? { try loadRevision(id)?.saved }
+    func save(_ data: Data, version: Int, for id: String) throws {
+        _ = try save(data, version: version, for: id, replacing: nil)
+    }
+    func park(_ id: String, reason: String) throws -> String { "nowhere" }
+    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch { SharedWatch {} }
+
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave {
+        rows.withLock { rows in
+            guard rows[id]?.revision == revision else {
+                return .conflict(current: rows[id]?.saved, revision: rows[id]?.revision)
+            }
+            let new = revisions.add(1, ordering: .relaxed).newValue
+            rows[id] = (SavedState(data: data, version: version), new)
+            return .saved(revision: new)
+        }
+    }
+}
+
+struct SharedStorageTests {
+    static let city = StateKey("test.city", initial: "Chicago", persistence: .database)
+
+    @Test func aWriteEqualToAStaleValueStillReplacesWhatAnotherInstanceSaved() throws {
+        let store = SilentSharedStore()
+        let hub = StateHub(directory: nil, shared: store)
+        try hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
+        // Another instance saves Tokyo; its notification has not arrived here, so this instance still reads Oslo.
+        store.change("test.city", to: "\"Tokyo\"")
+        #expect(hub.read(Self.city) == "Oslo")
+        // Setting Oslo again is a real change for every other instance: it must reach the store.
+        try hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
+        #expect(store.value("test.city") == "\"Oslo\"")
+        #expect(hub.read(Self.city) == "Oslo")
+    }
+
+    @Test func aWriteRunsItsChangeAgainOnTheValueAnotherInstanceSaved() throws {
+        let store = SilentSharedStore()
+        let hub = StateHub(directory: nil, shared: store)
+        let count = StateKey("test.count", initial: 0, persistence: .database)
+        try hub.apply(count, as: StateHub.host) { $0 += 1 }
+        store.change("test.count", to: "41")
+        try hub.apply(count, as: StateHub.host) { $0 += 1 }
+        #expect(store.value("test.count") == "42")
+        #expect(hub.read(count) == 42)
+    }
+}
