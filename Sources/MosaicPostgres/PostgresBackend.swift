@@ -87,11 +87,16 @@ final class PostgresConnections: Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     }
 
-    /// A new connection.
+    /// A new connection; failing, an error that names what to check.
     func connect() -> EventLoopFuture<PostgresConnection> {
         PostgresConnection.connect(
             on: group.next(), configuration: url.configuration, id: ids.add(1, ordering: .relaxed).newValue,
-            logger: logger)
+            logger: logger
+        ).flatMapErrorThrowing { [url] error in
+            throw PostgresBackendError(
+                "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
+                    + "user, password and database are right.")
+        }
     }
 
     /// Runs `query` on the query connection and waits for its rows, blocking the caller (for the kernel's
@@ -122,28 +127,15 @@ final class PostgresConnections: Sendable {
     private func queryConnection() throws -> PostgresConnection {
         try query.withLock { connection in
             if let open = connection, !open.isClosed { return open }
-            do {
-                let fresh = try connect().wait()
-                connection = fresh
-                return fresh
-            } catch {
-                throw PostgresBackendError(
-                    "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
-                        + "user, password and database are right.")
-            }
+            let fresh = try connect().wait()
+            connection = fresh
+            return fresh
         }
     }
 
     private func queryConnection() async throws -> PostgresConnection {
         if let open = query.withLock({ $0 }), !open.isClosed { return open }
-        let fresh: PostgresConnection
-        do {
-            fresh = try await connect().get()
-        } catch {
-            throw PostgresBackendError(
-                "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
-                    + "user, password and database are right.")
-        }
+        let fresh = try await connect().get()
         let (kept, extra) = query.withLock { connection -> (PostgresConnection, PostgresConnection?) in
             if let open = connection, !open.isClosed { return (open, fresh) }
             connection = fresh
@@ -156,14 +148,7 @@ final class PostgresConnections: Sendable {
     /// Creates or updates Mosaic's tables, in one transaction that holds the schema's advisory lock: an instance
     /// starting at the same time waits, then finds the steps applied.
     func migrateSchema() async throws {
-        let connection: PostgresConnection
-        do {
-            connection = try await connect().get()
-        } catch {
-            throw PostgresBackendError(
-                "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
-                    + "user, password and database are right.")
-        }
+        let connection = try await connect().get()
         var failure: (any Error)?
         do {
             try await connection.withTransaction(logger: logger) { connection in
