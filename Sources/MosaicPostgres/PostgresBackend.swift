@@ -6,7 +6,7 @@ internal import PostgresNIO
 internal import Synchronization
 
 /// One app's PostgreSQL database, shared by all its instances: persisted state keys (a row per key, with a revision
-/// every write advances) and the entitlement policy. Each instance connects once, hands ``storage`` to its kernel,
+/// every write advances), the entitlement policy, and the outbox of durable events. Each instance connects once, hands ``storage`` to its kernel,
 /// and closes the backend after the kernel has shut down:
 ///
 /// ```swift
@@ -26,13 +26,14 @@ internal import Synchronization
 public final class PostgresBackend: Sendable {
     /// What the kernel keeps here: pass it as `KernelOptions.sharedStorage`.
     public var storage: SharedStorage {
-        SharedStorage(state: stateStore, policy: policyStore, description: url.description)
+        SharedStorage(state: stateStore, policy: policyStore, events: eventStore, description: url.description)
     }
 
     let url: PostgresURL
     let connections: PostgresConnections
     private let stateStore: PostgresStateStore
     private let policyStore: PostgresPolicyStore
+    private let eventStore: PostgresEventStore
     private let listener: PostgresListener
 
     private init(url: PostgresURL, connections: PostgresConnections) {
@@ -41,6 +42,7 @@ public final class PostgresBackend: Sendable {
         listener = PostgresListener(connections: connections)
         stateStore = PostgresStateStore(connections: connections, listener: listener)
         policyStore = PostgresPolicyStore(connections: connections, listener: listener)
+        eventStore = PostgresEventStore(connections: connections, listener: listener)
     }
 
     /// Connects to the database at `url` (see ``PostgresURL``), brings Mosaic's tables up to date, and starts

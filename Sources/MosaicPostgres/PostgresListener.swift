@@ -4,13 +4,15 @@ internal import NIOCore
 internal import PostgresNIO
 internal import Synchronization
 
-/// The connection that listens for every instance's changes (`LISTEN mosaic_state`, `LISTEN mosaic_policy`), and
+/// The connection that listens for every instance's changes (`LISTEN mosaic_state`, `mosaic_policy` and
+/// `mosaic_delivery`), and
 /// the watchers it tells. When it drops it connects again, backing off up to five seconds, and then tells every
 /// watcher to read again what it holds: notifications sent while it was away are gone for good.
 final class PostgresListener: Sendable {
     private struct State {
         var stateWatchers: [Int: @Sendable (SharedStateChange) -> Void] = [:]
         var policyWatchers: [Int: @Sendable () -> Void] = [:]
+        var deliveryWatchers: [Int: @Sendable (String) -> Void] = [:]
         var nextWatcher = 0
         var connection: PostgresConnection?
         var reconnecting: Task<Void, Never>?
@@ -63,6 +65,16 @@ final class PostgresListener: Sendable {
         return SharedWatch { [weak self] in self?.state.withLock { _ = $0.policyWatchers.removeValue(forKey: id) } }
     }
 
+    /// Tells `onAppend` the handler's name whenever a delivery became pending, until the watch is cancelled.
+    func watchDeliveries(_ onAppend: @escaping @Sendable (String) -> Void) -> SharedWatch {
+        let id = state.withLock { state in
+            state.nextWatcher += 1
+            state.deliveryWatchers[state.nextWatcher] = onAppend
+            return state.nextWatcher
+        }
+        return SharedWatch { [weak self] in self?.state.withLock { _ = $0.deliveryWatchers.removeValue(forKey: id) } }
+    }
+
     /// Connects and listens; the connection, or `nil` when that failed (logged).
     private func listen() async -> PostgresConnection? {
         do {
@@ -71,8 +83,13 @@ final class PostgresListener: Sendable {
                 self?.stateChanged(notification.payload)
             }
             connection.addListener(channel: "mosaic_policy") { [weak self] _, _ in self?.policyChanged() }
+            connection.addListener(channel: "mosaic_delivery") { [weak self] _, notification in
+                guard let self else { return }
+                for watcher in state.withLock({ Array($0.deliveryWatchers.values) }) { watcher(notification.payload) }
+            }
             _ = try await connection.query("LISTEN mosaic_state", logger: connections.logger).get()
             _ = try await connection.query("LISTEN mosaic_policy", logger: connections.logger).get()
+            _ = try await connection.query("LISTEN mosaic_delivery", logger: connections.logger).get()
             let stopped = state.withLock { state in
                 if !state.stopped { state.connection = connection }
                 return state.stopped

@@ -68,6 +68,46 @@ enum PostgresSchema {
             CREATE TRIGGER mosaic_policy_announce AFTER INSERT OR UPDATE OR DELETE ON mosaic_policy
                 FOR EACH STATEMENT EXECUTE FUNCTION mosaic_policy_announce()
             """,
-        ]
+        ],
+        // 2: the outbox of durable events. Each event is one row; each handler's delivery of it another, made in
+        // the same statement as the event from the handlers registered for its type. A delivery is claimed by
+        // setting `claimed_until` (FOR UPDATE SKIP LOCKED, so claimers never wait for each other), and is pending
+        // until done, parked after its last attempt, or abandoned with its handler's module.
+        [
+            """
+            CREATE TABLE mosaic_event_handler (
+                subscriber text PRIMARY KEY, module text NOT NULL, event_type text NOT NULL,
+                registered_at timestamptz NOT NULL DEFAULT now())
+            """,
+            "CREATE INDEX mosaic_event_handler_type ON mosaic_event_handler (event_type)",
+            """
+            CREATE TABLE mosaic_event (
+                id uuid PRIMARY KEY, event_type text NOT NULL, payload text NOT NULL, sender text NOT NULL,
+                published_at timestamptz NOT NULL DEFAULT clock_timestamp())
+            """,
+            """
+            CREATE TABLE mosaic_delivery (
+                id bigserial PRIMARY KEY, event_id uuid NOT NULL REFERENCES mosaic_event (id),
+                subscriber text NOT NULL,
+                state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'parked', 'abandoned')),
+                attempts integer NOT NULL DEFAULT 0, due_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                claimed_until timestamptz, last_error text, completed_at timestamptz,
+                UNIQUE (event_id, subscriber))
+            """,
+            "CREATE INDEX mosaic_delivery_due ON mosaic_delivery (subscriber, id) WHERE state = 'pending'",
+            "CREATE INDEX mosaic_delivery_undelivered ON mosaic_delivery (id) WHERE state IN ('parked', 'abandoned')",
+            // Wakes the handlers' claimers when a delivery becomes pending; the payload is the handler's name.
+            """
+            CREATE FUNCTION mosaic_delivery_announce() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('mosaic_delivery', NEW.subscriber);
+                RETURN NULL;
+            END $$
+            """,
+            """
+            CREATE TRIGGER mosaic_delivery_announce AFTER INSERT OR UPDATE OF state ON mosaic_delivery
+                FOR EACH ROW WHEN (NEW.state = 'pending') EXECUTE FUNCTION mosaic_delivery_announce()
+            """,
+        ],
     ]
 }

@@ -37,6 +37,12 @@ package protocol EventBus: Sendable {
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber: ModuleID, buffer: Int
     ) -> AsyncStream<EventEnvelope<Event>>
+    /// Runs `handler` for each durable `type` event recorded for `subscriber`'s handler `name`, at least once,
+    /// while `subscriber` is active.
+    func handle<Event: DurableEvent>(
+        _ type: Event.Type, subscriber: ModuleID, name: String,
+        _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
+    ) throws(EventError)
     /// Starts tracing `subscriber`'s processing of `envelope`, or `nil` when nothing traces it.
     func startProcessing<Event: Sendable>(
         _ envelope: EventEnvelope<Event>, subscriber: ModuleID
@@ -64,7 +70,7 @@ package protocol EventProcessing: Sendable {
 /// Subscriptions end when the subscribing module deactivates; publishing from a module that is no longer active
 /// throws.
 public struct Events: Sendable {
-    private let bus: (any EventBus)?
+    let bus: (any EventBus)?
     /// The module this handle publishes as.
     public let module: ModuleID
 

@@ -46,12 +46,19 @@ final class EventHub: EventBus {
 
     private let state = Mutex(State())
     let telemetry: Telemetry
+    /// Where durable events go before any subscriber gets them.
+    let outbox: DurableOutbox
 
-    init(telemetry: Telemetry) {
+    init(telemetry: Telemetry, outbox: DurableOutbox) {
         self.telemetry = telemetry
+        self.outbox = outbox
     }
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
+        if let durable = event as? any DurableEvent {
+            guard state.withLock({ $0.publishers.contains(sender) }) else { throw Self.inactive(sender, Event.self) }
+            try outbox.append(durable, from: sender)
+        }
         countPublished(Event.self, from: sender)
         // Without a tracer, no span and no context to carry: fan-out costs what it did before tracing.
         let span = telemetry.traces ? publishSpan(Event.self, from: sender) : nil
@@ -67,9 +74,19 @@ final class EventHub: EventBus {
         }
         guard accepted else {
             span?.setStatus(SpanStatus(code: .error, message: "sender not active"))
-            throw EventError(
-                "\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
+            throw Self.inactive(sender, Event.self)
         }
+    }
+
+    private static func inactive<Event>(_ sender: ModuleID, _ type: Event.Type) -> EventError {
+        EventError("\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
+    }
+
+    func handle<Event: DurableEvent>(
+        _ type: Event.Type, subscriber: ModuleID, name: String,
+        _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
+    ) throws(EventError) {
+        throw EventError("Durable handlers belong to modules; the host cannot register \(name.quotedForMessage()).")
     }
 
     func subscribe<Event: Sendable>(

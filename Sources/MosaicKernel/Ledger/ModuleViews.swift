@@ -31,6 +31,7 @@ struct ModuleStateStore: StateStore {
 struct ModuleEventBus: EventBus {
     let hub: EventHub
     let ledger: ModuleLedger
+    let services: Services
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
         guard ledger.isOpen else {
@@ -50,6 +51,24 @@ struct ModuleEventBus: EventBus {
         _ envelope: EventEnvelope<Event>, subscriber: ModuleID
     ) -> (any EventProcessing)? {
         hub.startProcessing(envelope, subscriber: subscriber)
+    }
+
+    /// Registers the handler and runs its deliveries as the module's work: it stops when the module deactivates,
+    /// and the module's `deactivate()` waits for it.
+    func handle<Event: DurableEvent>(
+        _ type: Event.Type, subscriber: ModuleID, name: String,
+        _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
+    ) throws(EventError) {
+        guard ledger.isOpen else {
+            throw EventError("\(subscriber) is not active, so it cannot start handling \(Event.durableName).")
+        }
+        let services = services
+        let (work, end) = try hub.outbox.register(
+            type, module: subscriber, name: name, call: { body in try await services.call(body) }, handler: handler)
+        ledger.hold(.rest, end)
+        guard ledger.task(work) else {
+            throw EventError("\(subscriber) is deactivating, so it cannot start handling \(Event.durableName).")
+        }
     }
 }
 

@@ -105,6 +105,7 @@ enum MetricName {
     static let eventsDelivered = "mosaic_events_delivered_total"
     static let eventsDropped = "mosaic_events_dropped_total"
     static let eventBufferDepth = "mosaic_event_buffer_depth"
+    static let durableDeliveries = "mosaic_durable_deliveries_total"
     static let deeplinks = "mosaic_deeplinks_total"
     static let stateWrites = "mosaic_state_writes_total"
     static let statePersistDuration = "mosaic_state_persist_duration_seconds"

@@ -121,6 +121,7 @@ extension Kernel {
             await reconcile()
             leaving.remove(id)
             catalog.remove(id)
+            await abandonDurableHandlers(of: id)
             serviceRuntime.forget(id)
             rebuildGraph()
             failures[id] = nil

@@ -112,7 +112,8 @@ extension Kernel {
             id: id, version: manifest.version, host: host, logger: Logger(label: id.rawValue),
             services: serviceRuntime.views[index], standard: standard,
             contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
-            events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger), module: id),
+            events: Events(
+                bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: serviceRuntime.views[index]), module: id),
             state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id))
         context.ledger = ledger
         context.configuration = (configurations[id] ?? ModuleConfiguration())

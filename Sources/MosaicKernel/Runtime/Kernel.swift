@@ -152,7 +152,12 @@ public actor Kernel {
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         self.serviceRuntime = ServiceRuntime(
             graph: graph, preview: options.preview, observer: ServiceTelemetry(telemetry: telemetry))
-        self.eventHub = EventHub(telemetry: telemetry)
+        let clock = self.clock
+        self.eventHub = EventHub(
+            telemetry: telemetry,
+            outbox: DurableOutbox(
+                store: options.sharedStorage?.events ?? MemoryDurableStore(clock: clock),
+                options: options.durableEvents, clock: clock, telemetry: telemetry))
         let renderSignal = Broadcast<Void>()
         self.renderSignal = renderSignal
         self.moduleVersion = VersionCounter(signal: renderSignal)

@@ -46,6 +46,8 @@ public struct KernelOptions: Sendable {
     /// process. With it, every persisted key lives there, whatever its `StatePersistence`, and the policy the
     /// kernel is created with is the default for entitlements no instance has granted or revoked yet.
     public var sharedStorage: SharedStorage? = nil
+    /// How durable events are retried and claimed (see `DurableEvent`).
+    public var durableEvents = DurableEventOptions()
 
     /// Options with defaults suited to an app: 10 s limits, 8 modules at a time.
     public init(

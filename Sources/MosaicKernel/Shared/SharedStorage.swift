@@ -1,7 +1,8 @@
 package import Foundation
 package import Mosaic
 
-/// Where the instances of one app keep what they share: every persisted state key and the entitlement policy.
+/// Where the instances of one app keep what they share: every persisted state key, the entitlement policy and the
+/// outbox of durable events.
 ///
 /// Without it (the default), persisted keys live under ``KernelOptions/stateDirectory`` and the policy is the one
 /// the host passed to the kernel: right for one process. With it, every instance reads and writes the same rows,
@@ -15,12 +16,18 @@ package import Mosaic
 public struct SharedStorage: Sendable {
     package let state: any SharedStatePersister
     package let policy: any SharedPolicyStore
+    /// The outbox of durable events.
+    package let events: any DurableEventStore
     /// Where the storage is, for messages (never a password).
     public let description: String
 
-    package init(state: any SharedStatePersister, policy: any SharedPolicyStore, description: String) {
+    package init(
+        state: any SharedStatePersister, policy: any SharedPolicyStore, events: any DurableEventStore,
+        description: String
+    ) {
         self.state = state
         self.policy = policy
+        self.events = events
         self.description = description
     }
 }

@@ -1,0 +1,78 @@
+public import Foundation
+
+/// An event that must not be lost: published into an outbox, and handed to each of its durable handlers at least
+/// once, across restarts and crashes of the publishing or the handling instance.
+///
+/// ```swift
+/// struct OrderPlaced: DurableEvent {
+///     static let durableName = "com.shop.order-placed"
+///     let order: Int
+/// }
+///
+/// // The publishing module: `publish` returns once the event is in the outbox.
+/// try context.events.publish(OrderPlaced(order: 7))
+///
+/// // A handling module, in `activate`: runs while the module is active, once per event and handler.
+/// try context.events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
+///     try await receipts.send(for: envelope.event.order, key: envelope.id)
+/// }
+/// ```
+///
+/// A handler that throws (or outlives its time limit) gets the event again later, after a backoff that doubles
+/// with each attempt; after the last attempt the delivery is parked, where the host lists it and can resubmit it.
+/// Since a crash between a handler's effect and its completion being recorded repeats the delivery, handlers make
+/// their effect idempotent with ``DurableEnvelope/id``. Subscribers of the type through
+/// ``Events/subscribe(to:buffer:)`` still get it in memory, as any event.
+public protocol DurableEvent: Codable, Sendable {
+    /// The type's name in the outbox: unique in the app, and kept when the Swift type is renamed, since instances
+    /// of different releases share the outbox.
+    static var durableName: String { get }
+}
+
+/// A durable event as its handler receives it.
+public struct DurableEnvelope<Event: DurableEvent>: Sendable {
+    /// The event's identifier, the same for every handler and every attempt: the key that makes a handler's effect
+    /// idempotent.
+    public let id: UUID
+    /// Which attempt this is: 1 the first time, more after a failure or a crash during an earlier attempt.
+    public let attempt: Int
+    /// The publishing module, stamped by the kernel.
+    public let sender: ModuleID
+    /// When the event went into the outbox.
+    public let publishedAt: Date
+    /// The event.
+    public let event: Event
+
+    package init(id: UUID, attempt: Int, sender: ModuleID, publishedAt: Date, event: Event) {
+        self.id = id
+        self.attempt = attempt
+        self.sender = sender
+        self.publishedAt = publishedAt
+        self.event = event
+    }
+}
+
+extension Events {
+    /// Hands every `type` event published from now on (by any instance sharing the outbox) to `handler`, at least
+    /// once, while this module is active; deliveries made while it is inactive wait for it.
+    ///
+    /// `name` identifies the handler for good, together with this module's id: events are recorded for it by that
+    /// name, so renaming a handler starts a new subscription (the old one's waiting events stay, listed as
+    /// undelivered). Instances running the same module share the handler's deliveries: each event goes to one of
+    /// them (to more than one only after a crash or a time-out).
+    ///
+    /// - Throws: ``EventError`` when the module is not active, the name is empty or already taken by another
+    ///   handler of this module, or the outbox cannot be reached.
+    public func handle<Event: DurableEvent>(
+        _ type: Event.Type, as name: String,
+        _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
+    ) throws(EventError) {
+        guard let bus else { throw EventError("\(module) has no event bus: it is not running in a kernel.") }
+        guard !name.isEmpty, !name.contains("/") else {
+            throw EventError(
+                "\(module)'s handler of \(Event.durableName) needs a name without \"/\" (e.g. \"send-receipt\"), "
+                    + "not \(name.quotedForMessage()).")
+        }
+        try bus.handle(type, subscriber: module, name: name, handler)
+    }
+}

@@ -1,0 +1,43 @@
+/// How the kernel hands durable events to their handlers.
+public struct DurableEventOptions: Sendable {
+    /// How many times a delivery is attempted before it is parked; at least 1.
+    public var maximumAttempts: Int
+    /// The wait before the second attempt; each later wait doubles, up to ``maximumRetryDelay``, and is shortened
+    /// by a random part of up to half (jitter), so that failed deliveries do not all come back at once.
+    public var firstRetryDelay: Duration
+    /// The longest wait between two attempts.
+    public var maximumRetryDelay: Duration
+    /// How long a handler may take with one event before the attempt counts as failed.
+    public var handlerTimeLimit: Duration
+    /// How long a claim keeps a delivery from other instances; a claim an instance holds longer (it crashed or
+    /// hangs) is taken over. At least twice ``handlerTimeLimit``: an instance starts no handler on a claim older
+    /// than half the lease, so a claim never lapses while its handler may still run.
+    public var claimLease: Duration
+    /// How often each handler looks for deliveries whose retry fell due or whose claim lapsed; new events wake it
+    /// at once.
+    public var pollInterval: Duration
+    /// How many deliveries a handler claims at a time; at least 1.
+    public var batchSize: Int
+
+    /// Options with defaults suited to an app: 8 attempts, 1 s doubling to at most 5 min, 30 s per handler call.
+    public init(
+        maximumAttempts: Int = 8, firstRetryDelay: Duration = .seconds(1), maximumRetryDelay: Duration = .seconds(300),
+        handlerTimeLimit: Duration = .seconds(30), claimLease: Duration = .seconds(120),
+        pollInterval: Duration = .seconds(1), batchSize: Int = 32
+    ) {
+        self.maximumAttempts = max(1, maximumAttempts)
+        self.firstRetryDelay = firstRetryDelay
+        self.maximumRetryDelay = max(firstRetryDelay, maximumRetryDelay)
+        self.handlerTimeLimit = handlerTimeLimit
+        self.claimLease = max(claimLease, handlerTimeLimit * 2)
+        self.pollInterval = pollInterval
+        self.batchSize = max(1, batchSize)
+    }
+
+    /// The wait after failed attempt `attempt` (from 1): doubling from ``firstRetryDelay``, capped, with jitter.
+    func retryDelay(after attempt: Int, jitter: Double = .random(in: 0...0.5)) -> Duration {
+        var delay = firstRetryDelay
+        for _ in 1..<max(1, attempt) where delay < maximumRetryDelay { delay *= 2 }
+        return min(delay, maximumRetryDelay) * (1 - jitter)
+    }
+}

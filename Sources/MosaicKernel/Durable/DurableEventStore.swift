@@ -1,0 +1,108 @@
+public import Foundation
+public import Mosaic
+
+/// One durable event waiting for one handler, claimed by this instance for a while.
+package struct DurableDelivery: Sendable {
+    /// The delivery's row: one per event and handler.
+    package let id: Int64
+    /// The event's identifier, the same for every handler.
+    package let event: UUID
+    /// The event's ``DurableEvent/durableName``.
+    package let type: String
+    /// The event, encoded as JSON.
+    package let payload: Data
+    package let sender: ModuleID
+    package let publishedAt: Date
+    /// Which attempt this claim is, from 1.
+    package let attempt: Int
+
+    package init(
+        id: Int64, event: UUID, type: String, payload: Data, sender: ModuleID, publishedAt: Date, attempt: Int
+    ) {
+        self.id = id
+        self.event = event
+        self.type = type
+        self.payload = payload
+        self.sender = sender
+        self.publishedAt = publishedAt
+        self.attempt = attempt
+    }
+}
+
+/// A durable event one handler did not get: parked after its last failed attempt, or abandoned because the
+/// handler's module was uninstalled. ``Kernel/resubmit(_:)`` gives it another round of attempts.
+public struct UndeliveredEvent: Sendable, Hashable, Identifiable {
+    /// Why it waits.
+    public enum Reason: String, Sendable, Hashable {
+        /// Every attempt failed.
+        case parked
+        /// Its handler's module was uninstalled.
+        case abandoned
+    }
+
+    /// The delivery: the event for this one handler.
+    public let id: Int64
+    /// The event's identifier (its envelope's ``DurableEnvelope/id``).
+    public let event: UUID
+    /// The event's ``DurableEvent/durableName``.
+    public let type: String
+    /// The handler, as `module/name`.
+    public let subscriber: String
+    public let sender: ModuleID
+    public let publishedAt: Date
+    /// How many attempts were made.
+    public let attempts: Int
+    public let reason: Reason
+    /// The last attempt's error, or why the delivery was abandoned.
+    public let lastError: String
+
+    package init(
+        id: Int64, event: UUID, type: String, subscriber: String, sender: ModuleID, publishedAt: Date, attempts: Int,
+        reason: Reason, lastError: String
+    ) {
+        self.id = id
+        self.event = event
+        self.type = type
+        self.subscriber = subscriber
+        self.sender = sender
+        self.publishedAt = publishedAt
+        self.attempts = attempts
+        self.reason = reason
+        self.lastError = lastError
+    }
+}
+
+/// The outbox of durable events and their deliveries, one per event and handler, shared by every instance that
+/// uses the same store.
+///
+/// A delivery is pending until a handler completes it. Claiming one lends it to one instance for a lease; a claim
+/// whose lease ran out (its instance crashed or hung) is claimable again, so every delivery is handed out at least
+/// once, and to two instances at once only after a lease ran out.
+package protocol DurableEventStore: Sendable {
+    /// Records that the handler `subscriber` (`module/name`) takes every `type` event published from now on.
+    func subscribe(_ subscriber: String, module: ModuleID, to type: String) throws
+    /// Puts an event into the outbox with a pending delivery for each handler of its type, all or nothing.
+    func append(id: UUID, type: String, payload: Data, sender: ModuleID) throws
+    /// Claims up to `limit` of `subscriber`'s due deliveries (pending, not claimed or with the claim's lease run
+    /// out) for `lease`, oldest first; counts an attempt on each.
+    func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery]
+    /// The handler finished `delivery`: it is done for good.
+    func complete(_ delivery: Int64) async throws
+    /// The attempt failed with `error`: claimable again after `delay`.
+    func retry(_ delivery: Int64, after delay: Duration, error: String) async throws
+    /// The last attempt failed with `error`: parked until resubmitted.
+    func park(_ delivery: Int64, error: String) async throws
+    /// Claimed deliveries this instance will not attempt after all: claimable again now, the attempt not counted.
+    func release(_ deliveries: [Int64]) async throws
+    /// Deliveries parked or abandoned, oldest first, at most `limit`.
+    func undelivered(limit: Int) async throws -> [UndeliveredEvent]
+    /// Makes a parked or abandoned delivery pending again, with its attempts counted from zero; `false` when there
+    /// is no such delivery waiting.
+    func resubmit(_ delivery: Int64) async throws -> Bool
+    /// `module` was uninstalled: its handlers take no more events, and their pending deliveries are abandoned.
+    func abandon(module: ModuleID, reason: String) async throws
+    /// Calls `onAppend` with a handler's name whenever deliveries became claimable for it, from now on, until the
+    /// returned watch is cancelled. Wake-ups may be missed (the feed reconnects): claimers also look periodically.
+    func watch(_ onAppend: @escaping @Sendable (_ subscriber: String) -> Void) -> SharedWatch
+}
+

@@ -1,0 +1,49 @@
+internal import Logging
+internal import Mosaic
+
+/// The host's view of durable events no handler got: list them, and give them another round of attempts.
+extension Kernel {
+    /// Durable events a handler did not get, oldest first: parked after every attempt failed, or abandoned when the
+    /// handler's module was uninstalled. Each stays until ``resubmit(_:)``.
+    ///
+    /// - Throws: ``KernelError`` when the outbox's storage cannot be read.
+    public nonisolated func undeliveredEvents(limit: Int = 100) async throws(KernelError) -> [UndeliveredEvent] {
+        do {
+            return try await eventHub.outbox.store.undelivered(limit: max(0, limit))
+        } catch {
+            throw KernelError(
+                .sharedStorageUnavailable,
+                "The outbox could not be read (\(error)). Check that its database is reachable, then try again.")
+        }
+    }
+
+    /// Gives an undelivered event's handler another round of attempts, counted from the first; `false` when
+    /// `delivery` is not waiting (it was resubmitted already, or there is no such delivery).
+    ///
+    /// - Throws: ``KernelError`` when the outbox's storage cannot be written.
+    @discardableResult
+    public nonisolated func resubmit(_ delivery: UndeliveredEvent.ID) async throws(KernelError) -> Bool {
+        do {
+            let resubmitted = try await eventHub.outbox.store.resubmit(delivery)
+            if resubmitted { logger.info("durable event resubmitted", metadata: ["delivery": "\(delivery)"]) }
+            return resubmitted
+        } catch {
+            throw KernelError(
+                .sharedStorageUnavailable,
+                "Delivery \(delivery) could not be resubmitted (\(error)). Check that the outbox's database is "
+                    + "reachable, then try again.")
+        }
+    }
+
+    /// `id` was uninstalled: its durable handlers take no more events, and their waiting ones are abandoned
+    /// (listed by ``undeliveredEvents(limit:)``, and resubmittable once the module is back).
+    func abandonDurableHandlers(of id: ModuleID) async {
+        do {
+            try await eventHub.outbox.store.abandon(module: id, reason: "\(id) was uninstalled")
+        } catch {
+            logger.error(
+                "the durable events waiting for \(id) could not be marked abandoned; they keep waiting for it",
+                metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,175 @@
+internal import Foundation
+internal import Mosaic
+internal import Synchronization
+
+/// The outbox of a kernel without shared storage: the same deliveries, claims, retries and parking, kept in this
+/// process, so durable events survive a handler's failure or time-out but not the process. Times are read on the
+/// kernel's clock. A delivery is forgotten once done.
+final class MemoryDurableStore: DurableEventStore {
+    private struct Delivery {
+        let event: Event
+        let subscriber: String
+        var attempts = 0
+        var dueAt: Duration
+        var claimedUntil: Duration?
+        var reason: UndeliveredEvent.Reason?
+        var lastError = ""
+    }
+
+    private struct Event {
+        let id: UUID
+        let type: String
+        let payload: Data
+        let sender: ModuleID
+        let publishedAt: Date
+    }
+
+    private struct State {
+        var subscribers: [String: (module: ModuleID, type: String)] = [:]
+        /// The deliveries not done yet.
+        var deliveries: [Int64: Delivery] = [:]
+        var lastDelivery: Int64 = 0
+        /// Each handler's deliveries not done yet, by id, oldest first.
+        var open: [String: [Int64]] = [:]
+        var watchers: [Int: @Sendable (String) -> Void] = [:]
+        var nextWatcher = 0
+    }
+
+    private let state = Mutex(State())
+    private let clock: KernelClock
+
+    init(clock: KernelClock) {
+        self.clock = clock
+    }
+
+    func subscribe(_ subscriber: String, module: ModuleID, to type: String) {
+        state.withLock { $0.subscribers[subscriber] = (module, type) }
+    }
+
+    func append(id: UUID, type: String, payload: Data, sender: ModuleID) {
+        let now = clock.now()
+        let (watchers, woken) = state.withLock { state in
+            let event = Event(id: id, type: type, payload: payload, sender: sender, publishedAt: Date())
+            let handlers = state.subscribers.filter { $0.value.type == type }.map(\.key)
+            for subscriber in handlers {
+                state.lastDelivery += 1
+                state.deliveries[state.lastDelivery] = Delivery(event: event, subscriber: subscriber, dueAt: now)
+                state.open[subscriber, default: []].append(state.lastDelivery)
+            }
+            return (Array(state.watchers.values), handlers)
+        }
+        for subscriber in woken { for watcher in watchers { watcher(subscriber) } }
+    }
+
+    func claim(_ subscriber: String, limit: Int, lease: Duration) -> [DurableDelivery] {
+        let now = clock.now()
+        return state.withLock { state in
+            var claimed: [DurableDelivery] = []
+            for id in state.open[subscriber] ?? [] where claimed.count < limit {
+                guard let delivery = state.deliveries[id], delivery.reason == nil, delivery.dueAt <= now,
+                    delivery.claimedUntil.map({ $0 <= now }) ?? true
+                else { continue }
+                state.deliveries[id]?.attempts += 1
+                state.deliveries[id]?.claimedUntil = now + lease
+                let event = delivery.event
+                claimed.append(
+                    DurableDelivery(
+                        id: id, event: event.id, type: event.type, payload: event.payload, sender: event.sender,
+                        publishedAt: event.publishedAt, attempt: delivery.attempts + 1))
+            }
+            return claimed
+        }
+    }
+
+    func complete(_ delivery: Int64) {
+        state.withLock { state in
+            guard let done = state.deliveries.removeValue(forKey: delivery) else { return }
+            state.open[done.subscriber]?.removeAll { $0 == delivery }
+        }
+    }
+
+    func retry(_ delivery: Int64, after delay: Duration, error: String) {
+        let now = clock.now()
+        update(delivery) {
+            $0.claimedUntil = nil
+            $0.dueAt = now + delay
+            $0.lastError = error
+        }
+    }
+
+    func park(_ delivery: Int64, error: String) {
+        update(delivery) {
+            $0.claimedUntil = nil
+            $0.reason = .parked
+            $0.lastError = error
+        }
+    }
+
+    func release(_ deliveries: [Int64]) {
+        for delivery in deliveries {
+            update(delivery) {
+                $0.claimedUntil = nil
+                $0.attempts -= 1
+            }
+        }
+    }
+
+    func undelivered(limit: Int) -> [UndeliveredEvent] {
+        state.withLock { state in
+            let waiting = state.deliveries.keys.sorted().compactMap { id -> UndeliveredEvent? in
+                guard let delivery = state.deliveries[id], let reason = delivery.reason else { return nil }
+                let event = delivery.event
+                return UndeliveredEvent(
+                    id: id, event: event.id, type: event.type, subscriber: delivery.subscriber,
+                    sender: event.sender, publishedAt: event.publishedAt, attempts: delivery.attempts, reason: reason,
+                    lastError: delivery.lastError)
+            }
+            return Array(waiting.prefix(limit))
+        }
+    }
+
+    func resubmit(_ delivery: Int64) -> Bool {
+        let now = clock.now()
+        let (resubmitted, subscriber, watchers) = state.withLock { state -> (Bool, String, [@Sendable (String) -> Void]) in
+            guard let waiting = state.deliveries[delivery], waiting.reason != nil else { return (false, "", []) }
+            state.deliveries[delivery]?.reason = nil
+            state.deliveries[delivery]?.attempts = 0
+            state.deliveries[delivery]?.dueAt = now
+            state.deliveries[delivery]?.lastError = ""
+            return (true, waiting.subscriber, Array(state.watchers.values))
+        }
+        if resubmitted { for watcher in watchers { watcher(subscriber) } }
+        return resubmitted
+    }
+
+    func abandon(module: ModuleID, reason: String) {
+        state.withLock { state in
+            let gone = state.subscribers.filter { $0.value.module == module }.map(\.key)
+            for subscriber in gone {
+                state.subscribers[subscriber] = nil
+                for id in state.open[subscriber] ?? [] where state.deliveries[id]?.reason == nil {
+                    state.deliveries[id]?.reason = .abandoned
+                    state.deliveries[id]?.claimedUntil = nil
+                    state.deliveries[id]?.lastError = reason
+                }
+            }
+        }
+    }
+
+    func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> SharedWatch {
+        let token = state.withLock { state in
+            state.nextWatcher += 1
+            state.watchers[state.nextWatcher] = onAppend
+            return state.nextWatcher
+        }
+        return SharedWatch { [weak self] in self?.state.withLock { _ = $0.watchers.removeValue(forKey: token) } }
+    }
+
+    private func update(_ delivery: Int64, _ change: (inout Delivery) -> Void) {
+        state.withLock { state in
+            guard var updated = state.deliveries[delivery] else { return }
+            change(&updated)
+            state.deliveries[delivery] = updated
+        }
+    }
+}

@@ -1,0 +1,135 @@
+internal import Foundation
+internal import Mosaic
+internal import MosaicKernel
+internal import PostgresNIO
+
+/// The outbox of durable events in `mosaic_event` and `mosaic_delivery`, shared by every instance. Every change is
+/// one statement, so it is atomic without a transaction; times are the database's, so instances' clocks may differ.
+struct PostgresEventStore: DurableEventStore {
+    let connections: PostgresConnections
+    let listener: PostgresListener
+
+    func subscribe(_ subscriber: String, module: ModuleID, to type: String) throws {
+        _ = try connections.run(
+            """
+            INSERT INTO mosaic_event_handler (subscriber, module, event_type) VALUES (\(subscriber), \(module.rawValue), \(type))
+            ON CONFLICT (subscriber) DO UPDATE SET module = EXCLUDED.module, event_type = EXCLUDED.event_type
+            """)
+    }
+
+    func append(id: UUID, type: String, payload: Data, sender: ModuleID) throws {
+        _ = try connections.run(
+            """
+            WITH event AS (
+                INSERT INTO mosaic_event (id, event_type, payload, sender)
+                VALUES (\(id), \(type), \(String(decoding: payload, as: UTF8.self)), \(sender.rawValue)) RETURNING id)
+            INSERT INTO mosaic_delivery (event_id, subscriber)
+            SELECT event.id, handler.subscriber FROM event, mosaic_event_handler handler WHERE handler.event_type = \(type)
+            """)
+    }
+
+    func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery] {
+        let rows = try await connections.run(
+            """
+            UPDATE mosaic_delivery delivery
+            SET attempts = delivery.attempts + 1, claimed_until = now() + make_interval(secs => \(lease.seconds))
+            FROM mosaic_event event
+            WHERE delivery.id IN (
+                SELECT id FROM mosaic_delivery
+                WHERE subscriber = \(subscriber) AND state = 'pending' AND due_at <= now()
+                    AND (claimed_until IS NULL OR claimed_until < now())
+                ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                AND event.id = delivery.event_id
+            RETURNING delivery.id, event.id, event.event_type, event.payload, event.sender, event.published_at,
+                delivery.attempts
+            """)
+        return try rows.map { row in
+            let (id, event, type, payload, sender, publishedAt, attempt) = try row.decode(
+                (Int64, UUID, String, String, String, Date, Int).self)
+            return DurableDelivery(
+                id: id, event: event, type: type, payload: Data(payload.utf8), sender: ModuleID(rawValue: sender),
+                publishedAt: publishedAt, attempt: attempt)
+        }.sorted { $0.id < $1.id }
+    }
+
+    func complete(_ delivery: Int64) async throws {
+        _ = try await connections.run(
+            """
+            UPDATE mosaic_delivery SET state = 'done', completed_at = now(), claimed_until = NULL, last_error = NULL
+            WHERE id = \(delivery)
+            """)
+    }
+
+    func retry(_ delivery: Int64, after delay: Duration, error: String) async throws {
+        _ = try await connections.run(
+            """
+            UPDATE mosaic_delivery
+            SET claimed_until = NULL, due_at = now() + make_interval(secs => \(delay.seconds)), last_error = \(error)
+            WHERE id = \(delivery) AND state = 'pending'
+            """)
+    }
+
+    func park(_ delivery: Int64, error: String) async throws {
+        _ = try await connections.run(
+            """
+            UPDATE mosaic_delivery SET state = 'parked', claimed_until = NULL, last_error = \(error)
+            WHERE id = \(delivery) AND state = 'pending'
+            """)
+    }
+
+    func release(_ deliveries: [Int64]) async throws {
+        _ = try await connections.run(
+            """
+            UPDATE mosaic_delivery SET claimed_until = NULL, attempts = greatest(attempts - 1, 0)
+            WHERE id = ANY(\(deliveries)) AND state = 'pending'
+            """)
+    }
+
+    func undelivered(limit: Int) async throws -> [UndeliveredEvent] {
+        let rows = try await connections.run(
+            """
+            SELECT delivery.id, event.id, event.event_type, delivery.subscriber, event.sender, event.published_at,
+                delivery.attempts, delivery.state, coalesce(delivery.last_error, '')
+            FROM mosaic_delivery delivery JOIN mosaic_event event ON event.id = delivery.event_id
+            WHERE delivery.state IN ('parked', 'abandoned') ORDER BY delivery.id LIMIT \(limit)
+            """)
+        return try rows.map { row in
+            let (id, event, type, subscriber, sender, publishedAt, attempts, state, lastError) = try row.decode(
+                (Int64, UUID, String, String, String, Date, Int, String, String).self)
+            return UndeliveredEvent(
+                id: id, event: event, type: type, subscriber: subscriber, sender: ModuleID(rawValue: sender),
+                publishedAt: publishedAt, attempts: attempts, reason: state == "parked" ? .parked : .abandoned,
+                lastError: lastError)
+        }
+    }
+
+    func resubmit(_ delivery: Int64) async throws -> Bool {
+        let rows = try await connections.run(
+            """
+            UPDATE mosaic_delivery SET state = 'pending', attempts = 0, due_at = now(), last_error = NULL
+            WHERE id = \(delivery) AND state IN ('parked', 'abandoned') RETURNING id
+            """)
+        return !rows.isEmpty
+    }
+
+    func abandon(module: ModuleID, reason: String) async throws {
+        _ = try await connections.run(
+            """
+            WITH gone AS (DELETE FROM mosaic_event_handler WHERE module = \(module.rawValue) RETURNING subscriber)
+            UPDATE mosaic_delivery SET state = 'abandoned', claimed_until = NULL, last_error = \(reason)
+            WHERE state = 'pending' AND subscriber IN (SELECT subscriber FROM gone)
+            """)
+    }
+
+    func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> SharedWatch {
+        listener.watchDeliveries(onAppend)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for `make_interval`.
+    fileprivate var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

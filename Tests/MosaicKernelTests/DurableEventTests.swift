@@ -1,0 +1,190 @@
+import Foundation
+import Mosaic
+import MosaicKernel
+import MosaicTesting
+import Synchronization
+import Testing
+
+struct OrderPlaced: DurableEvent, Equatable {
+    static let durableName = "com.test.order-placed"
+    let order: Int
+}
+
+/// Another type under the same durable name, in a shape the first one's data does not fit.
+struct OrderPlacedRenamed: DurableEvent {
+    static let durableName = "com.test.order-placed"
+    let reference: String
+}
+
+/// What a durable handler was handed, in order, with a stream that tells each one as it comes.
+final class Handled: Sendable {
+    private let all = Mutex<[DurableEnvelope<OrderPlaced>]>([])
+    private let feed = AsyncStream.makeStream(of: Int.self)
+
+    var envelopes: [DurableEnvelope<OrderPlaced>] { all.withLock { $0 } }
+
+    func record(_ envelope: DurableEnvelope<OrderPlaced>) {
+        feed.continuation.yield(all.withLock { $0.append(envelope); return $0.count })
+    }
+
+    /// Returns once `count` envelopes were handed over in all.
+    func waitFor(_ count: Int) async {
+        if envelopes.count >= count { return }
+        for await handled in feed.stream where handled >= count { return }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct DurableEventTests {
+    let contexts = Contexts()
+    let clock = ManualClock()
+
+    func boot(_ ids: [(ModuleID, Set<Entitlement>)], maximumAttempts: Int = 8) async throws -> Kernel {
+        var options = KernelOptions(clock: clock)
+        options.durableEvents = DurableEventOptions(
+            maximumAttempts: maximumAttempts, firstRetryDelay: .seconds(1), maximumRetryDelay: .seconds(1),
+            handlerTimeLimit: .seconds(5), pollInterval: .seconds(1))
+        let kernel = makeKernel(
+            ids.map { eventModule($0.0, entitlements: $0.1, contexts: contexts) },
+            entitlements: Set(ids.flatMap(\.1)), options: options)
+        try await kernel.boot()
+        return kernel
+    }
+
+    /// Moves the clock on, a second at a time, until `done` holds: retries and polls fall due on it.
+    func advance(until done: () async throws -> Bool) async rethrows {
+        while try await !done() {
+            clock.advance(by: .seconds(1))
+            await Task.yield()
+        }
+    }
+
+    @Test("a durable event reaches each handler once, with its id, attempt and sender; memory subscribers get it too")
+    func reachesEveryHandler() async throws {
+        let kernel = try await boot([("com.app.shop", []), ("com.app.mail", []), ("com.app.ledger", [])])
+        let mail = Handled()
+        let ledger = Handled()
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { mail.record($0) }
+        try #require(contexts["com.app.ledger"]).events.handle(OrderPlaced.self, as: "book") { ledger.record($0) }
+        var live = try #require(contexts["com.app.ledger"]).events.subscribe(to: OrderPlaced.self).makeAsyncIterator()
+        let shop = try #require(contexts["com.app.shop"])
+        for order in 1...3 { try shop.events.publish(OrderPlaced(order: order)) }
+        await mail.waitFor(3)
+        await ledger.waitFor(3)
+        #expect(mail.envelopes.map(\.event.order) == [1, 2, 3])
+        #expect(mail.envelopes.map(\.id) == ledger.envelopes.map(\.id), "one id per event, whoever handles it")
+        #expect(Set(mail.envelopes.map(\.id)).count == 3)
+        #expect(mail.envelopes.allSatisfy { $0.attempt == 1 && $0.sender == "com.app.shop" })
+        #expect(await live.next()?.event == OrderPlaced(order: 1))
+        #expect(try await kernel.undeliveredEvents().isEmpty)
+        await kernel.shutdown()
+        #expect(mail.envelopes.count == 3, "each handler got each event once")
+    }
+
+    @Test("a failing handler is retried, parked after its last attempt, listed, and handled when resubmitted")
+    func retriedParkedResubmitted() async throws {
+        let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])], maximumAttempts: 3)
+        let attempts = Handled()
+        let healthy = Atomic(false)
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
+            attempts.record(envelope)
+            guard healthy.load(ordering: .relaxed) else { throw MailError.serverDown }
+        }
+        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 7))
+        try await advance { !(try await kernel.undeliveredEvents().isEmpty) }
+        #expect(attempts.envelopes.map(\.attempt) == [1, 2, 3])
+        let parked = try #require(try await kernel.undeliveredEvents().first)
+        #expect(parked.reason == .parked && parked.attempts == 3 && parked.subscriber == "com.app.mail/send-receipt")
+        #expect(parked.lastError == "serverDown" && parked.type == "com.test.order-placed")
+        #expect(parked.event == attempts.envelopes[0].id)
+
+        healthy.store(true, ordering: .relaxed)
+        #expect(try await kernel.resubmit(parked.id))
+        await attempts.waitFor(4)
+        #expect(attempts.envelopes.last?.attempt == 1, "a resubmitted delivery counts its attempts afresh")
+        try await advance { try await kernel.undeliveredEvents().isEmpty }
+        #expect(try await kernel.resubmit(parked.id) == false, "nothing waits under that id any more")
+        await kernel.shutdown()
+    }
+
+    @Test("a handler that outlives its time limit fails that attempt, and the event comes again")
+    func hangingHandler() async throws {
+        let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])])
+        let attempts = Handled()
+        let gate = Gate()
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
+            attempts.record(envelope)
+            if envelope.attempt == 1 { await gate.wait() }
+        }
+        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
+        await attempts.waitFor(1)
+        await advance { attempts.envelopes.count >= 2 }
+        #expect(attempts.envelopes.map(\.attempt) == [1, 2])
+        gate.open()
+        await kernel.shutdown()
+    }
+
+    @Test("events published while the handler's module is inactive wait for it, and come when it is back")
+    func waitsForInactiveHandler() async throws {
+        let kernel = try await boot([("com.app.shop", []), ("com.app.mail", ["mail"])])
+        let handled = Handled()
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { handled.record($0) }
+        try await kernel.revoke("mail")
+        for order in 1...3 { try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: order)) }
+        try await kernel.grant("mail")
+        #expect(handled.envelopes.isEmpty, "nothing was handled while the module was out")
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { handled.record($0) }
+        await handled.waitFor(3)
+        #expect(handled.envelopes.map(\.event.order).sorted() == [1, 2, 3])
+        await kernel.shutdown()
+    }
+
+    @Test("an uninstalled module's waiting events are abandoned and listed, not dropped")
+    func uninstalledHandler() async throws {
+        let kernel = try await boot([("com.app.shop", []), ("com.app.mail", ["mail"])])
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
+        try await kernel.revoke("mail")
+        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
+        try await kernel.uninstall("com.app.mail")
+        let abandoned = try await kernel.undeliveredEvents()
+        #expect(abandoned.map(\.reason) == [.abandoned])
+        #expect(abandoned.first?.lastError == "com.app.mail was uninstalled")
+        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 2))
+        #expect(try await kernel.undeliveredEvents().count == 1, "an uninstalled handler is recorded for no new event")
+        await kernel.shutdown()
+    }
+
+    @Test("an event its handler's type cannot read is parked at once, with the reason")
+    func unreadableEvent() async throws {
+        let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])])
+        let called = Atomic(0)
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlacedRenamed.self, as: "send-receipt") { _ in
+            called.add(1, ordering: .relaxed)
+        }
+        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
+        try await advance { !(try await kernel.undeliveredEvents().isEmpty) }
+        let parked = try #require(try await kernel.undeliveredEvents().first)
+        #expect(parked.attempts == 1 && parked.lastError.contains("cannot be read as OrderPlacedRenamed"))
+        #expect(called.load(ordering: .relaxed) == 0)
+        await kernel.shutdown()
+    }
+
+    @Test("a handler's name is taken once per module, and an inactive module neither handles nor publishes")
+    func refusals() async throws {
+        let kernel = try await boot([("com.app.shop", ["shop"]), ("com.app.mail", [])])
+        let mail = try #require(contexts["com.app.mail"])
+        try mail.events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
+        let taken = #expect(throws: EventError.self) {
+            try mail.events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
+        }
+        #expect(taken?.message.contains("already has a durable handler named 'send-receipt'") == true)
+        #expect(throws: EventError.self) { try mail.events.handle(OrderPlaced.self, as: "a/b") { _ in } }
+        let shop = try #require(contexts["com.app.shop"])
+        try await kernel.revoke("shop")
+        #expect(throws: EventError.self) { try shop.events.publish(OrderPlaced(order: 1)) }
+        #expect(throws: EventError.self) { try shop.events.handle(OrderPlaced.self, as: "audit") { _ in } }
+        #expect(throws: EventError.self) { try kernel.events.handle(OrderPlaced.self, as: "host") { _ in } }
+        await kernel.shutdown()
+    }
+}
+
+enum MailError: Error { case serverDown }
