@@ -1,0 +1,175 @@
+import Foundation
+import Mosaic
+import MosaicKernel
+import PostgresNIO
+import Synchronization
+import Testing
+
+@testable import MosaicPostgres
+
+struct Receipt: DurableEvent {
+    static let durableName = "com.test.receipt"
+    let order: Int
+}
+
+/// A module that runs `onActivate` with its context (for a test to act as the module).
+struct ClosureModule: Module {
+    static let manifest = Manifest(id: "com.test.closure", version: "1.0.0")
+    var onActivate: @Sendable (ActivationContext) async throws -> Void = { _ in }
+    init() {}
+    init(_ onActivate: @escaping @Sendable (ActivationContext) async throws -> Void) { self.onActivate = onActivate }
+    func activate(_ context: ActivationContext) async throws { try await onActivate(context) }
+}
+
+/// Which events each instance's handler got, and how often.
+final class Deliveries: Sendable {
+    private let handled = Mutex<[(event: UUID, attempt: Int, instance: String)]>([])
+    private let feed = AsyncStream.makeStream(of: Int.self)
+
+    var all: [(event: UUID, attempt: Int, instance: String)] { handled.withLock { $0 } }
+
+    func record(_ envelope: DurableEnvelope<Receipt>, on instance: String) {
+        let count = handled.withLock { handled in
+            handled.append((envelope.id, envelope.attempt, instance))
+            return Set(handled.map(\.event)).count
+        }
+        feed.continuation.yield(count)
+    }
+
+    /// Returns once `count` distinct events were handled.
+    func waitFor(distinct count: Int) async {
+        if Set(all.map(\.event)).count >= count { return }
+        for await distinct in feed.stream where distinct >= count { return }
+    }
+}
+
+/// An instance running a shop (publishes) and a mail module whose handler `send-receipt` runs `handle`.
+struct DurableInstance {
+    let database: PostgresBackend
+    let kernel: Kernel
+    let shop: ActivationContext
+
+    static func boot(
+        _ url: String, options durable: DurableEventOptions = DurableEventOptions(),
+        handle: (@Sendable (DurableEnvelope<Receipt>) async throws -> Void)?
+    ) async throws -> DurableInstance {
+        let database = try await PostgresBackend.connect(url: url)
+        var options = KernelOptions()
+        options.sharedStorage = database.storage
+        options.durableEvents = durable
+        let shop = Mutex<ActivationContext?>(nil)
+        var factories = [
+            ModuleFactory(manifest: Manifest(id: "com.test.shop", version: "1.0.0")) {
+                ClosureModule { context in shop.withLock { $0 = context } }
+            }
+        ]
+        if let handle {
+            factories.append(
+                ModuleFactory(manifest: Manifest(id: "com.test.mail", version: "1.0.0", entitlements: ["mail"])) {
+                    ClosureModule { context in try context.events.handle(Receipt.self, as: "send-receipt", handle) }
+                })
+        }
+        var catalog = ModuleCatalog()
+        for factory in factories { catalog.add(factory) }
+        let kernel = Kernel(
+            catalog: catalog, host: HostEnvironment(version: "1.0.0"),
+            entitlements: .granted(["mail"]), options: options)
+        try await kernel.boot()
+        return DurableInstance(database: database, kernel: kernel, shop: try #require(shop.withLock { $0 }))
+    }
+
+    func stop() async {
+        await kernel.shutdown()
+        await database.close()
+    }
+}
+
+@Suite(.serialized, TestServer.scope, .enabled(if: TestServer.shouldRun, TestServer.skipReason))
+struct PostgresDurableEventTests {
+    /// Short enough for a test to see a lapsed claim taken over; the lease is twice the handler limit.
+    static let quick = DurableEventOptions(
+        maximumAttempts: 2, firstRetryDelay: .milliseconds(20), maximumRetryDelay: .milliseconds(20),
+        handlerTimeLimit: .milliseconds(500), claimLease: .seconds(1), pollInterval: .milliseconds(50))
+
+    @Test func twoInstancesShareOneHandlerWithoutHandlingAnEventTwice() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let deliveries = Deliveries()
+        let a = try await DurableInstance.boot(url) { deliveries.record($0, on: "a") }
+        let b = try await DurableInstance.boot(url) { deliveries.record($0, on: "b") }
+        let count = 400
+        for order in 1...count { try a.shop.events.publish(Receipt(order: order)) }
+        await deliveries.waitFor(distinct: count)
+        let handled = deliveries.all
+        #expect(handled.count == count, "no event was handled twice while nothing crashed")
+        #expect(handled.allSatisfy { $0.attempt == 1 })
+        print("a handled \(handled.filter { $0.instance == "a" }.count), b \(handled.filter { $0.instance == "b" }.count)")
+        let rows = try await TestServer.running().execute(
+            "SELECT count(*) FROM mosaic_delivery WHERE state = 'done'", in: PostgresSharedStateTests.name(of: url))
+        #expect(try rows.first?.decode(Int.self) == count)
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func aClaimLeftByACrashedInstanceIsTakenOver() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let database = PostgresSharedStateTests.name(of: url)
+        let publisher = try await DurableInstance.boot(url, options: Self.quick, handle: nil)
+        // The crashed instance: it registered the handler, claimed the event, and vanished without a word.
+        _ = try await server.execute(
+            """
+            INSERT INTO mosaic_event_handler (subscriber, module, event_type)
+            VALUES ('com.test.mail/send-receipt', 'com.test.mail', 'com.test.receipt')
+            """, in: database)
+        try publisher.shop.events.publish(Receipt(order: 1))
+        _ = try await server.execute(
+            "UPDATE mosaic_delivery SET attempts = 1, claimed_until = now() + interval '1 second'", in: database)
+        let deliveries = Deliveries()
+        let survivor = try await DurableInstance.boot(url, options: Self.quick) { deliveries.record($0, on: "b") }
+        await deliveries.waitFor(distinct: 1)
+        #expect(deliveries.all.map(\.attempt) == [2], "the survivor's attempt follows the crashed one's")
+        await survivor.stop()
+        await publisher.stop()
+    }
+
+    @Test func aParkedEventIsListedOnEveryInstanceAndResubmittedFromAny() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let healthy = Atomic(false)
+        let deliveries = Deliveries()
+        let a = try await DurableInstance.boot(url, options: Self.quick) { envelope in
+            guard healthy.load(ordering: .relaxed) else { throw MailServerDown() }
+            deliveries.record(envelope, on: "a")
+        }
+        let b = try await DurableInstance.boot(url, options: Self.quick, handle: nil)
+        try b.shop.events.publish(Receipt(order: 9))
+        var parked: [UndeliveredEvent] = []
+        while parked.isEmpty {
+            parked = try await b.kernel.undeliveredEvents()
+            await Task.yield()
+        }
+        #expect(parked.map(\.reason) == [.parked] && parked.first?.attempts == 2)
+        #expect(parked.first?.lastError == "MailServerDown()" && parked.first?.subscriber == "com.test.mail/send-receipt")
+        healthy.store(true, ordering: .relaxed)
+        #expect(try await b.kernel.resubmit(try #require(parked.first).id))
+        await deliveries.waitFor(distinct: 1)
+        #expect(deliveries.all.first?.event == parked.first?.event)
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func anUninstalledHandlersEventsAreAbandonedForEveryInstance() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let a = try await DurableInstance.boot(url, options: Self.quick) { _ in }
+        try await a.kernel.revoke("mail")
+        try a.shop.events.publish(Receipt(order: 1))
+        try await a.kernel.uninstall("com.test.mail")
+        let b = try await DurableInstance.boot(url, options: Self.quick, handle: nil)
+        let abandoned = try await b.kernel.undeliveredEvents()
+        #expect(abandoned.map(\.reason) == [.abandoned])
+        #expect(abandoned.first?.lastError == "com.test.mail was uninstalled")
+        await a.stop()
+        await b.stop()
+    }
+}
+
+struct MailServerDown: Error {}
