@@ -33,6 +33,27 @@ extension WebHost {
         return WebResponse(status: 303, headers: ["Location": "/settings"], body: "")
     }
 
+    /// `POST /modules/undelivered` with `csrf` and `delivery`: resubmits an undelivered durable event; the CSRF
+    /// check has already passed.
+    func resubmitDelivery(_ body: String) async -> WebResponse {
+        let items = (try? QueryItem.items(parsing: body)) ?? []
+        guard let field = items.first(where: { $0.name == "delivery" }), let delivery = Int64(field.value) else {
+            return await shell(
+                problemPage(status: 400, "No delivery named", "Resubmit a delivery from the list on the Modules page."))
+        }
+        do {
+            guard try await kernel.resubmit(delivery) else {
+                return await shell(
+                    problemPage(
+                        status: 404, "Nothing to resubmit",
+                        "Delivery \(delivery) is not waiting: it was resubmitted already, or there is no such delivery."))
+            }
+        } catch {
+            return await shell(faultPage("The delivery could not be resubmitted", module: nil, error))
+        }
+        return WebResponse(status: 303, headers: ["Location": "/modules"], body: "")
+    }
+
     /// A module's route under `/api`, or 404 listing the routes there are. A state-changing request reaches a route
     /// only when `isProvablySameSite` or the route is exempt from the CSRF check. A route factory that throws before
     /// a route matches answers 500: the failed route might have been the one asked for.

@@ -47,8 +47,32 @@ extension WebHost {
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
                 + "<th>Version</th><th>State</th><th>Activation</th><th>Cause</th><th>Phases</th><th>Reason</th></tr></thead><tbody>"
                 + rows.joined() + "</tbody></table>" + (await exemptRoutes())
-                + (await configurationSection(report.modules.map(\.id)))
+                + (await configurationSection(report.modules.map(\.id))) + (await undeliveredSection())
                 + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
+    }
+
+    /// Durable events a handler did not get (parked or abandoned), each with a form that resubmits it; nothing
+    /// when there are none.
+    func undeliveredSection() async -> String {
+        let undelivered: [UndeliveredEvent]
+        do {
+            undelivered = try await kernel.undeliveredEvents(limit: 100)
+        } catch {
+            return "<h2>Undelivered events</h2><p>The outbox could not be read: \(HTML.escape(error.description))</p>"
+        }
+        guard !undelivered.isEmpty else { return "" }
+        let rows = undelivered.map { event in
+            "<tr data-delivery=\"\(event.id)\"><td>\(HTML.escape(event.type))</td><td>\(HTML.escape(event.subscriber))</td>"
+                + "<td>\(event.reason.rawValue)</td><td>\(event.attempts)</td><td>\(HTML.escape(event.lastError))</td>"
+                + "<td><form method=\"post\" action=\"/modules/undelivered\">"
+                + "<input type=\"hidden\" name=\"csrf\" value=\"\(csrfToken)\">"
+                + "<input type=\"hidden\" name=\"delivery\" value=\"\(event.id)\">"
+                + "<button>Resubmit</button></form></td></tr>"
+        }
+        return "<h2>Undelivered events</h2><p>Durable events a handler did not get: parked after every attempt "
+            + "failed, or abandoned when the handler's module was uninstalled. Resubmitting gives the handler a new "
+            + "round of attempts.</p><table><thead><tr><th>Event</th><th>Handler</th><th>Why</th><th>Attempts</th>"
+            + "<th>Last error</th><th></th></tr></thead><tbody>\(rows.joined())</tbody></table>"
     }
 
     /// The active modules' routes that accept requests from other sites (exempt from the CSRF check), so that

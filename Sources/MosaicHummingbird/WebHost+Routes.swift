@@ -38,6 +38,10 @@ extension WebHost {
             let form = await body(of: request)
             return await respond(request, body: form) { _ in await open(form: form) }
         }
+        router.post("/modules/undelivered") { request, _ in
+            let form = await body(of: request)
+            return await respond(request, body: form) { _ in await resubmitDelivery(form) }
+        }
         router.post("/settings/entitlements") { request, _ in
             let form = await body(of: request)
             return await respond(request, body: form) { _ in await changeEntitlement(form) }

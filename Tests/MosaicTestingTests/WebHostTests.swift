@@ -39,6 +39,25 @@ struct BrokenWidgetModule: Module {
     }
 }
 
+/// A durable note as it was once published, and the shape its handler reads now: the old data cannot be read.
+struct NoteV1: DurableEvent {
+    static let durableName = "com.test.note"
+    let id: Int
+}
+
+struct NoteV2: DurableEvent {
+    static let durableName = "com.test.note"
+    let text: String
+}
+
+/// A module with a durable handler of notes.
+struct NoteModule: Module {
+    static let manifest = Manifest(id: "com.test.notes", version: "1.0.0")
+    func activate(_ context: ActivationContext) async throws {
+        try context.events.handle(NoteV2.self, as: "file") { _ in }
+    }
+}
+
 /// Ghost served in process, its modules run by a test harness.
 func ghostWeb(
     _ extra: [any Module.Type] = [], options: WebHostOptions = .init(),
@@ -261,6 +280,28 @@ struct WebHostTests {
                 "/settings/entitlements", form: "csrf=\(token)&entitlement=root&action=grant")
             #expect(unknown.status == 400)
             #expect(unknown.body.contains("Name one of the app&#39;s entitlements: art, sports, weather."))
+        }
+    }
+
+    @Test("Modules lists undelivered durable events; resubmitting one takes the page's token")
+    func undeliveredEvents() async throws {
+        let (app, web) = try await ghostWeb([NoteModule.self])
+        try app.kernel.events.publish(NoteV1(id: 1))
+        while try await app.kernel.undeliveredEvents().isEmpty { await Task.yield() }
+        try await Application(router: web.router()).test(.router) { client in
+            let page = try await client.get("/modules").body
+            let delivery = try #require(try await app.kernel.undeliveredEvents().first).id
+            #expect(page.contains("<h2>Undelivered events</h2>"))
+            #expect(page.contains("<tr data-delivery=\"\(delivery)\"><td>com.test.note</td><td>com.test.notes/file</td><td>parked</td>"))
+            let forged = try await client.post("/modules/undelivered", form: "delivery=\(delivery)")
+            #expect(forged.status == 403)
+            let token = try await client.token()
+            let resubmitted = try await client.post("/modules/undelivered", form: "csrf=\(token)&delivery=\(delivery)")
+            #expect(resubmitted.status == 303)
+            let unknown = try await client.post("/modules/undelivered", form: "csrf=\(token)&delivery=999")
+            #expect(unknown.status == 404 && unknown.body.contains("Delivery 999 is not waiting"))
+            let garbled = try await client.post("/modules/undelivered", form: "csrf=\(token)&delivery=x")
+            #expect(garbled.status == 400)
         }
     }
 

@@ -9,7 +9,9 @@
 // and print nothing (ROUNDS other than 50, which is the printed benchmark), for `perf record` or for counting
 // instructions per delivery (the difference of two ROUNDS, as the README does with 40 and 240);
 // `… MosaicBenchmarks propagation URL` times a state write on one instance reaching an observer on another through
-// the PostgreSQL database at URL (propagation.sh starts a cluster of its own and runs it).
+// the PostgreSQL database at URL (postgres.sh starts a cluster of its own and runs it);
+// `… MosaicBenchmarks durable URL` measures durable events there (postgres.sh durable), and `durable-publish URL COUNT` /
+// `durable-consume URL` are the two roles durable-crash.py runs as processes and kills.
 import Logging
 import Mosaic
 import MosaicKernel
@@ -50,6 +52,12 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runStateBenchmark(rounds: Int(CommandLine.arguments[2]) ?? 1_000)
 } else if CommandLine.arguments.dropFirst().first == "propagation", CommandLine.arguments.count > 2 {
     try await runPropagationBenchmark(url: CommandLine.arguments[2])
+} else if CommandLine.arguments.dropFirst().first == "durable", CommandLine.arguments.count > 2 {
+    try await runDurableBenchmark(url: CommandLine.arguments[2])
+} else if CommandLine.arguments.dropFirst().first == "durable-publish", CommandLine.arguments.count > 3 {
+    try await runDurablePublisher(url: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10_000)
+} else if CommandLine.arguments.dropFirst().first == "durable-consume", CommandLine.arguments.count > 2 {
+    try await runDurableConsumer(url: CommandLine.arguments[2])
 } else if CommandLine.arguments.dropFirst().first == "state" {
     try await runStateBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "events" {

@@ -55,9 +55,12 @@ final class EventHub: EventBus {
     }
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
+        // A durable event is stored first; once stored it counts as published, whatever happens to its sender.
+        var stored = false
         if let durable = event as? any DurableEvent {
             guard state.withLock({ $0.publishers.contains(sender) }) else { throw Self.inactive(sender, Event.self) }
             try outbox.append(durable, from: sender)
+            stored = true
         }
         countPublished(Event.self, from: sender)
         // Without a tracer, no span and no context to carry: fan-out costs what it did before tracing.
@@ -72,7 +75,7 @@ final class EventHub: EventBus {
             }
             return true
         }
-        guard accepted else {
+        guard accepted || stored else {
             span?.setStatus(SpanStatus(code: .error, message: "sender not active"))
             throw Self.inactive(sender, Event.self)
         }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Cross-instance state propagation on PostgreSQL: starts a cluster of its own (in a temporary directory, as
-# `nobody` when run as root, since PostgreSQL refuses root; default settings, fsync on), then runs
-# `MosaicBenchmarks propagation URL` RUNS times (3 by default). Needs Debian's postgresql. Run from the repository
-# root: bash Benchmarks/propagation.sh
+# The benchmarks on PostgreSQL: starts a cluster of its own (in a temporary directory, as `nobody` when run as root,
+# since PostgreSQL refuses root; default settings, fsync on), then runs `MosaicBenchmarks MODE URL` RUNS times (3 by
+# default), MODE being `propagation` (cross-instance state, the default) or `durable` (durable events). Needs
+# Debian's postgresql. Run from the repository root: bash Benchmarks/postgres.sh [MODE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
@@ -18,5 +18,5 @@ trap '(cd /tmp && as_postgres "$bin/pg_ctl" -D "$root/pg" -m immediate -w stop >
 (cd /tmp && as_postgres "$bin/createdb" -h 127.0.0.1 -p "$port" -U bench bench)
 swift build -c release --package-path Benchmarks --product MosaicBenchmarks >/dev/null
 for _ in $(seq "${RUNS:-3}"); do
-    Benchmarks/.build/release/MosaicBenchmarks propagation "postgres://bench@127.0.0.1:$port/bench?sslmode=disable"
+    Benchmarks/.build/release/MosaicBenchmarks "${1:-propagation}" "postgres://bench@127.0.0.1:$port/bench?sslmode=disable"
 done
