@@ -81,6 +81,8 @@ final class PostgresConnections: Sendable {
     let logger: Logger
     let group: MultiThreadedEventLoopGroup
     private let query = Mutex<PostgresConnection?>(nil)
+    /// The connection transactions run on, made on the first one.
+    private let transactions = Mutex<PostgresConnection?>(nil)
     private let ids = Atomic<Int>(0)
 
     init(url: PostgresURL, logger: Logger) {
@@ -122,6 +124,37 @@ final class PostgresConnections: Sendable {
             throw error
         } catch {
             throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
+        }
+    }
+
+    /// Runs `body` in a transaction on a connection of its own (transactions of this instance take turns on
+    /// it), blocking the caller; commits when `body` returns, rolls back when it throws.
+    func transaction<R>(_ body: (PostgresConnection) throws -> R) throws -> R {
+        try transactions.withLock { connection in
+            do {
+                let open: PostgresConnection
+                if let current = connection, !current.isClosed {
+                    open = current
+                } else {
+                    open = try connect().wait()
+                    connection = open
+                }
+                _ = try open.query("BEGIN", logger: logger).wait()
+                do {
+                    let result = try body(open)
+                    _ = try open.query("COMMIT", logger: logger).wait()
+                    return result
+                } catch {
+                    _ = try? open.query("ROLLBACK", logger: logger).wait()
+                    throw error
+                }
+            } catch let error as PostgresBackendError {
+                throw error
+            } catch let error as PostgresConflict {
+                throw error
+            } catch {
+                throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
+            }
         }
     }
 
@@ -189,14 +222,13 @@ final class PostgresConnections: Sendable {
         if let failure { throw failure }
     }
 
-    /// Closes the query connection and stops the event loop.
+    /// Closes the connections and stops the event loop.
     func close() async {
-        if let connection = query.withLock({ connection in
-            defer { connection = nil }
-            return connection
-        }) {
-            try? await connection.close()
-        }
+        let open: [PostgresConnection?] = [
+            query.withLock { connection -> PostgresConnection? in defer { connection = nil }; return connection },
+            transactions.withLock { connection -> PostgresConnection? in defer { connection = nil }; return connection },
+        ]
+        for connection in open { try? await connection?.close() }
         try? await group.shutdownGracefully()
     }
 }

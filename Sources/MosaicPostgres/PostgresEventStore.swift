@@ -18,14 +18,20 @@ struct PostgresEventStore: DurableEventStore {
     }
 
     func append(id: UUID, type: String, payload: Data, sender: ModuleID) throws {
-        _ = try connections.run(
-            """
-            WITH event AS (
-                INSERT INTO mosaic_event (id, event_type, payload, sender)
-                VALUES (\(id), \(type), \(String(decoding: payload, as: UTF8.self)), \(sender.rawValue)) RETURNING id)
-            INSERT INTO mosaic_delivery (event_id, subscriber)
-            SELECT event.id, handler.subscriber FROM event, mosaic_event_handler handler WHERE handler.event_type = \(type)
-            """)
+        _ = try connections.run(Self.append(OutboxEvent(id: id, type: type, payload: payload, sender: sender)))
+    }
+
+    /// Stores `event` with a pending delivery for each handler of its type, in one statement.
+    static func append(_ event: OutboxEvent) -> PostgresQuery {
+        """
+        WITH event AS (
+            INSERT INTO mosaic_event (id, event_type, payload, sender)
+            VALUES (\(event.id), \(event.type), \(String(decoding: event.payload, as: UTF8.self)), \(event.sender.rawValue))
+            RETURNING id)
+        INSERT INTO mosaic_delivery (event_id, subscriber)
+        SELECT event.id, handler.subscriber FROM event, mosaic_event_handler handler
+        WHERE handler.event_type = \(event.type)
+        """
     }
 
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery] {

@@ -41,23 +41,48 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     }
 
     func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave {
-        let rows: [PostgresRow]
-        if let revision {
-            rows = try connections.run(
-                """
-                UPDATE mosaic_state SET value = \(Self.text(data)), version = \(version)
-                WHERE id = \(id) AND revision = \(revision) RETURNING revision
-                """)
-        } else {
-            rows = try connections.run(
-                """
-                INSERT INTO mosaic_state (id, value, version, revision) VALUES (\(id), \(Self.text(data)), \(version), 0)
-                ON CONFLICT (id) DO NOTHING RETURNING revision
-                """)
-        }
+        let rows = try connections.run(
+            Self.compareAndSet(SharedRow(id: id, data: data, version: version, revision: revision)))
         if let row = rows.first { return .saved(revision: try row.decode(Int64.self)) }
         let current = try loadRevision(id)
         return .conflict(current: current?.saved, revision: current?.revision)
+    }
+
+    func commit(_ rows: [SharedRow], events: [OutboxEvent]) throws -> SharedCommit {
+        do {
+            return .committed(
+                try connections.transaction { connection in
+                    var revisions: [String: Int64] = [:]
+                    for row in rows {
+                        let saved = try connection.query(Self.compareAndSet(row), logger: connections.logger).wait()
+                        guard let revision = try saved.rows.first?.decode(Int64.self) else {
+                            throw PostgresConflict(id: row.id)
+                        }
+                        revisions[row.id] = revision
+                    }
+                    for event in events {
+                        _ = try connection.query(PostgresEventStore.append(event), logger: connections.logger).wait()
+                    }
+                    return revisions
+                })
+        } catch let conflict as PostgresConflict {
+            let current = try loadRevision(conflict.id)
+            return .conflict(id: conflict.id, current: current?.saved, revision: current?.revision)
+        }
+    }
+
+    /// Saves `row` only when it is still at the revision its writer read; returns the new revision, or no row.
+    private static func compareAndSet(_ row: SharedRow) -> PostgresQuery {
+        if let revision = row.revision {
+            return """
+                UPDATE mosaic_state SET value = \(text(row.data)), version = \(row.version)
+                WHERE id = \(row.id) AND revision = \(revision) RETURNING revision
+                """
+        }
+        return """
+            INSERT INTO mosaic_state (id, value, version, revision) VALUES (\(row.id), \(text(row.data)), \(row.version), 0)
+            ON CONFLICT (id) DO NOTHING RETURNING revision
+            """
     }
 
     func park(_ id: String, reason: String) throws -> String {
@@ -76,4 +101,9 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
 
     /// The JSON as text: the encoder's output is always UTF-8.
     private static func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
+}
+
+/// A transaction's row was changed by another writer first: the transaction rolls back.
+struct PostgresConflict: Error {
+    let id: String
 }

@@ -138,6 +138,25 @@ final class Handled: Sendable {
         await kernel.shutdown()
     }
 
+    @Test("a module's transaction writes its keys and publishes its durable events; the handler gets them")
+    func transaction() async throws {
+        let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])])
+        let handled = Handled()
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { handled.record($0) }
+        let shop = try #require(contexts["com.app.shop"])
+        let stock = StateKey("com.app.stock", initial: 10)
+        try shop.state.transaction { transaction in
+            transaction.update(stock) { $0 -= 1 }
+            transaction.publish(OrderPlaced(order: 1))
+        }
+        await handled.waitFor(1)
+        #expect(shop.state[stock] == 9 && handled.envelopes.first?.event == OrderPlaced(order: 1))
+        await kernel.shutdown()
+        #expect(throws: StateError.self, "a module no longer active writes nothing") {
+            try shop.state.transaction { $0.set(stock, to: 0) }
+        }
+    }
+
     @Test("an uninstalled module's waiting events are abandoned and listed, not dropped")
     func uninstalledHandler() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", ["mail"])])

@@ -28,6 +28,24 @@ final class SilentSharedStore: SharedStatePersister {
     func park(_ id: String, reason: String) throws -> String { "nowhere" }
     func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch { SharedWatch {} }
 
+    /// The events transactions stored, in order.
+    let events = Mutex<[OutboxEvent]>([])
+
+    func commit(_ rows: [SharedRow], events: [OutboxEvent]) throws -> SharedCommit {
+        self.rows.withLock { stored in
+            if let stale = rows.first(where: { stored[$0.id]?.revision != $0.revision }) {
+                return .conflict(id: stale.id, current: stored[stale.id]?.saved, revision: stored[stale.id]?.revision)
+            }
+            var revisions: [String: Int64] = [:]
+            for row in rows {
+                revisions[row.id] = self.revisions.add(1, ordering: .relaxed).newValue
+                stored[row.id] = (SavedState(data: row.data, version: row.version), revisions[row.id]!)
+            }
+            self.events.withLock { $0 += events }
+            return .committed(revisions)
+        }
+    }
+
     func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave {
         rows.withLock { rows in
             guard rows[id]?.revision == revision else {
@@ -65,5 +83,45 @@ struct SharedStorageTests {
         try hub.apply(count, as: StateHub.host) { $0 += 1 }
         #expect(store.value("test.count") == "42")
         #expect(hub.read(count) == 42)
+    }
+
+    /// A hub over `store` with an outbox, as a kernel makes it.
+    static func hubWithOutbox(_ store: SilentSharedStore) -> StateHub {
+        let telemetry = MosaicKernel.Telemetry(options: KernelOptions())
+        let clock = KernelClock(ContinuousClock())
+        let outbox = DurableOutbox(
+            store: MemoryDurableStore(clock: clock), options: DurableEventOptions(), clock: clock, telemetry: telemetry)
+        return StateHub(directory: nil, shared: store, events: EventHub(telemetry: telemetry, outbox: outbox))
+    }
+
+    @Test func aTransactionCommitsItsWritesAndEventsTogetherAndRunsAgainOnAConflict() throws {
+        let store = SilentSharedStore()
+        let hub = Self.hubWithOutbox(store)
+        let count = StateKey("test.count", initial: 0, persistence: .database)
+        try hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
+        // Another instance saves Tokyo, unseen here: the transaction's first try conflicts, and it runs again.
+        store.change("test.city", to: "\"Tokyo\"")
+        var transaction = StateTransaction()
+        transaction.update(Self.city) { $0 += "!" }
+        transaction.update(count) { $0 += 1 }
+        transaction.update(count) { $0 += 1 }
+        transaction.publish(OrderPlaced(order: 7))
+        try hub.commit(transaction, as: StateHub.host)
+        #expect(store.value("test.city") == "\"Tokyo!\"")
+        #expect(store.value("test.count") == "2", "two changes of one key in a transaction build on each other")
+        #expect(hub.read(Self.city) == "Tokyo!" && hub.read(count) == 2)
+        #expect(store.events.withLock { $0.map(\.type) } == ["com.test.order-placed"], "the event was stored once")
+    }
+
+    @Test func aTransactionWhoseChangeThrowsStoresNothing() throws {
+        let store = SilentSharedStore()
+        let hub = Self.hubWithOutbox(store)
+        var transaction = StateTransaction()
+        transaction.set(Self.city, to: "Lima")
+        transaction.update(Self.city) { _ in throw MailError.serverDown }
+        transaction.publish(OrderPlaced(order: 8))
+        #expect(throws: MailError.self) { try hub.commit(transaction, as: StateHub.host) }
+        #expect(store.value("test.city") == nil && hub.read(Self.city) == "Chicago")
+        #expect(store.events.withLock { $0.isEmpty })
     }
 }

@@ -157,6 +157,32 @@ struct PostgresDurableEventTests {
         await b.stop()
     }
 
+    @Test func transactionsOnTwoInstancesKeepEveryWriteWithItsEvent() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let deliveries = Deliveries()
+        let a = try await DurableInstance.boot(url) { deliveries.record($0, on: "a") }
+        let b = try await DurableInstance.boot(url, handle: nil)
+        let perInstance = 20
+        await withTaskGroup(of: Void.self) { group in
+            for instance in [a, b] {
+                group.addTask {
+                    for order in 1...perInstance {
+                        // A transaction that loses every race is refused whole; writing it again is the caller's.
+                        while (try? instance.shop.state.transaction { transaction in
+                            transaction.update(.counter) { $0 += 1 }
+                            transaction.publish(Receipt(order: order))
+                        }) == nil {}
+                    }
+                }
+            }
+        }
+        await deliveries.waitFor(distinct: 2 * perInstance)
+        #expect(deliveries.all.count == 2 * perInstance, "one event per committed write, none from a rolled-back try")
+        #expect(await first(a.kernel.sharedState.values(of: .counter)) { $0 == 2 * perInstance } == 2 * perInstance)
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func anUninstalledHandlersEventsAreAbandonedForEveryInstance() async throws {
         let url = try await TestServer.running().makeDatabase()
         let a = try await DurableInstance.boot(url, options: Self.quick) { _ in }

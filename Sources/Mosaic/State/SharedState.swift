@@ -6,7 +6,7 @@
 /// for await city in context.state.values(of: .favouriteCity) { … }
 /// ```
 public struct SharedState: Sendable {
-    private let store: (any StateStore)?
+    let store: (any StateStore)?
     /// The module this handle writes as.
     public let module: ModuleID
 

@@ -71,4 +71,6 @@ package protocol StateStore: Sendable {
     ) throws
     /// The value now, then each new value; a slow observer skips to the newest.
     func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value>
+    /// Commits `transaction`'s writes and durable events together, as `writer`.
+    func commit(_ transaction: StateTransaction, as writer: ModuleID) throws
 }

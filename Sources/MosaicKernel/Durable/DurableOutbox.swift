@@ -23,13 +23,23 @@ final class DurableOutbox: Sendable {
 
     /// Puts `event` into the outbox, for every handler of its type; returns once it is stored.
     func append<Event: DurableEvent>(_ event: Event, from sender: ModuleID) throws(EventError) {
+        let outgoing = try encode(event, from: sender)
         do {
-            let payload = try JSONEncoder().encode(event)
-            try store.append(id: UUID(), type: Event.durableName, payload: payload, sender: sender)
+            try store.append(id: outgoing.id, type: outgoing.type, payload: outgoing.payload, sender: sender)
         } catch {
             throw EventError(
                 "\(Event.durableName) from \(sender) could not be put into the outbox, so it was not published: "
                     + "\(error). Publish it again once the outbox's storage is reachable.")
+        }
+    }
+
+    /// `event` as the outbox keeps it, with a new identifier.
+    func encode<Event: DurableEvent>(_ event: Event, from sender: ModuleID) throws(EventError) -> OutboxEvent {
+        do {
+            return OutboxEvent(
+                id: UUID(), type: Event.durableName, payload: try JSONEncoder().encode(event), sender: sender)
+        } catch {
+            throw EventError("\(Event.durableName) from \(sender) could not be encoded as JSON: \(error).")
         }
     }
 

@@ -81,6 +81,21 @@ final class EventHub: EventBus {
         }
     }
 
+    /// Whether `module` may publish now.
+    func isPublisher(_ module: ModuleID) -> Bool {
+        state.withLock { $0.publishers.contains(module) }
+    }
+
+    /// Hands a durable event a transaction stored to this instance's in-memory subscribers of its type.
+    func fanOut<Event: DurableEvent>(_ event: Event, from sender: ModuleID) {
+        countPublished(Event.self, from: sender)
+        state.withLock { state in
+            state.channels[ObjectIdentifier(Event.self), default: Channel(of: Event.self)].publish { sequence in
+                EventEnvelope(sender: sender, event: event, sequence: sequence)
+            }
+        }
+    }
+
     private static func inactive<Event>(_ sender: ModuleID, _ type: Event.Type) -> EventError {
         EventError("\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
     }

@@ -76,7 +76,7 @@ extension StateHub {
 
     /// Tells observers of `id` of `value`, which this instance saved at `revision`, unless a newer revision has
     /// already arrived through the watch.
-    private func publish(_ id: String, value: any Sendable, revision: Int64) {
+    func publish(_ id: String, value: any Sendable, revision: Int64) {
         state.withLock { state in
             guard let entry = state.entries[id], entry.revision ?? 0 < revision else { return }
             state.entries[id]?.value = value
@@ -111,7 +111,7 @@ extension StateHub {
     /// `force`, whenever it differs: a write's conflict, where the row may also be gone). `false` when the row
     /// cannot be read by this instance; its value then stays as it was.
     @discardableResult
-    private func adopt(_ id: String, saved: SavedState?, revision: Int64?, force: Bool) -> Bool {
+    func adopt(_ id: String, saved: SavedState?, revision: Int64?, force: Bool) -> Bool {
         state.withLock { state in
             guard let entry = state.entries[id], let adopt = entry.adopt else { return true }
             if force ? entry.revision == revision : (revision ?? 0) <= (entry.revision ?? 0) { return true }

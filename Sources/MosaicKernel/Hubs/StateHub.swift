@@ -64,11 +64,15 @@ final class StateHub: StateStore {
     /// write waits up to `busyTimeout` for another process's lock.
     /// Where write counts and persistence times go; `nil` records none.
     let telemetry: Telemetry?
+    /// Where a transaction's durable events go.
+    let events: EventHub?
 
     init(
         directory: String?, busyTimeout: Duration = .seconds(5), persister: (any StatePersister)? = nil,
-        shared: (any SharedStatePersister)? = nil, telemetry: Telemetry? = nil, signal: Broadcast<Void>? = nil
+        shared: (any SharedStatePersister)? = nil, telemetry: Telemetry? = nil, signal: Broadcast<Void>? = nil,
+        events: EventHub? = nil
     ) {
+        self.events = events
         writes = VersionCounter(signal: signal)
         self.telemetry = telemetry
         self.directory = directory
@@ -98,25 +102,8 @@ final class StateHub: StateStore {
     }
 
     func apply<Value>(_ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void) throws {
-        if let writers = key.writers, writer != Self.host, !writers.contains(writer) {
-            throw StateError(
-                "\(writer) may not write \(key.id); only \(writers.map(\.rawValue).sorted().joined(separator: ", ")) may."
-            )
-        }
-        guard !Self.isChanging else {
-            throw StateError(
-                "\(writer) wrote \(key.id) inside the change closure of another write; a change closure may read "
-                    + "shared state but not write it. Compute the values first, then write each key in turn.")
-        }
-        let lane = try state.withLock { state throws -> Lane in
-            if let entry = state.entries[key.id], entry.type != ObjectIdentifier(Value.self) {
-                throw StateError(
-                    "\(key.id) holds \(type(of: entry.value)), not \(Value.self); two keys share the identifier.")
-            }
-            _ = current(key, in: &state)
-            return state.entries[key.id]?.lane ?? Lane()
-        }
-        try lane.lock.withLock { _ in
+        try check(writer, mayWrite: key.id, writers: key.writers)
+        try lane(of: key).lock.withLock { _ in
             if let shared, key.persistence != .memory { return try applyShared(key, update, in: shared) }
             let old = state.withLock { state in current(key, in: &state) }
             var value = old
@@ -146,6 +133,31 @@ final class StateHub: StateStore {
             // A key whose identifier was first used with another type has nothing to observe.
             guard let observers = state.entries[key.id]?.observers as? Broadcast<Value> else { return .ended() }
             return observers.subscribe(buffering: .newest(1), first: value)
+        }
+    }
+
+    /// Refuses a write `writer` may not make: the key names other writers, or it is inside a change closure.
+    func check(_ writer: ModuleID, mayWrite id: String, writers: Set<ModuleID>?) throws {
+        if let writers, writer != Self.host, !writers.contains(writer) {
+            throw StateError(
+                "\(writer) may not write \(id); only \(writers.map(\.rawValue).sorted().joined(separator: ", ")) may.")
+        }
+        guard !Self.isChanging else {
+            throw StateError(
+                "\(writer) wrote \(id) inside the change closure of another write; a change closure may read "
+                    + "shared state but not write it. Compute the values first, then write each key in turn.")
+        }
+    }
+
+    /// The lane that orders `key`'s writes, loading the key on first use.
+    func lane<Value>(of key: StateKey<Value>) throws -> Lane {
+        try state.withLock { state throws -> Lane in
+            if let entry = state.entries[key.id], entry.type != ObjectIdentifier(Value.self) {
+                throw StateError(
+                    "\(key.id) holds \(type(of: entry.value)), not \(Value.self); two keys share the identifier.")
+            }
+            _ = current(key, in: &state)
+            return state.entries[key.id]?.lane ?? Lane()
         }
     }
 

@@ -25,6 +25,14 @@ struct ModuleStateStore: StateStore {
     func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value> {
         ledger.adopt(hub.subscription(of: key))
     }
+
+    func commit(_ transaction: StateTransaction, as writer: ModuleID) throws {
+        guard ledger.isOpen else {
+            throw StateError(
+                "\(writer) is not active, so it may no longer write shared state or publish; nothing was written.")
+        }
+        try hub.commit(transaction, as: writer)
+    }
 }
 
 /// The event bus as a module sees it.

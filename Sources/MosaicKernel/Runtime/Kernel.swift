@@ -153,18 +153,19 @@ public actor Kernel {
         self.serviceRuntime = ServiceRuntime(
             graph: graph, preview: options.preview, observer: ServiceTelemetry(telemetry: telemetry))
         let clock = self.clock
-        self.eventHub = EventHub(
+        let eventHub = EventHub(
             telemetry: telemetry,
             outbox: DurableOutbox(
                 store: options.sharedStorage?.events ?? MemoryDurableStore(clock: clock),
                 options: options.durableEvents, clock: clock, telemetry: telemetry))
+        self.eventHub = eventHub
         let renderSignal = Broadcast<Void>()
         self.renderSignal = renderSignal
         self.moduleVersion = VersionCounter(signal: renderSignal)
         self.contributionStore = ContributionStore(points: graph.points.values, signal: renderSignal)
         self.stateHub = StateHub(
             directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout,
-            shared: options.sharedStorage?.state, telemetry: telemetry, signal: renderSignal)
+            shared: options.sharedStorage?.state, telemetry: telemetry, signal: renderSignal, events: eventHub)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
             pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)

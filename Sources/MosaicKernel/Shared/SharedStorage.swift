@@ -49,6 +49,44 @@ package enum SharedSave: Sendable, Equatable {
     case conflict(current: SavedState?, revision: Int64?)
 }
 
+/// A row a transaction writes: `id`'s new value, replacing the revision its writer read (`nil`: no row yet).
+package struct SharedRow: Sendable {
+    package let id: String
+    package let data: Data
+    package let version: Int
+    package let revision: Int64?
+
+    package init(id: String, data: Data, version: Int, revision: Int64?) {
+        self.id = id
+        self.data = data
+        self.version = version
+        self.revision = revision
+    }
+}
+
+/// A durable event a transaction puts into the outbox.
+package struct OutboxEvent: Sendable {
+    package let id: UUID
+    package let type: String
+    package let payload: Data
+    package let sender: ModuleID
+
+    package init(id: UUID, type: String, payload: Data, sender: ModuleID) {
+        self.id = id
+        self.type = type
+        self.payload = payload
+        self.sender = sender
+    }
+}
+
+/// What committing a transaction did.
+package enum SharedCommit: Sendable {
+    /// Every row was written (at these revisions) and every event stored.
+    case committed([String: Int64])
+    /// Another writer changed `id` first; nothing was stored. The row is `current` at `revision` now.
+    case conflict(id: String, current: SavedState?, revision: Int64?)
+}
+
 /// Persisted state that several instances share: every row carries a revision, a save replaces only the revision
 /// its writer read, and every change reaches every instance's ``watch(_:)``.
 package protocol SharedStatePersister: StatePersister {
@@ -56,6 +94,9 @@ package protocol SharedStatePersister: StatePersister {
     func loadRevision(_ id: String) throws -> (saved: SavedState, revision: Int64)?
     /// Saves `data` as `id`'s value only when its row is still at `revision` (`nil`: there is no row yet).
     func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave
+    /// Saves every row (each only when still at the revision its writer read) and stores every event, in one
+    /// transaction: all of it, or nothing.
+    func commit(_ rows: [SharedRow], events: [OutboxEvent]) throws -> SharedCommit
     /// Calls `onChange` for every change of a row from now on, until the returned watch is cancelled. It is
     /// called off the storage's own threads, and may be called for changes this instance made.
     func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch

@@ -1,0 +1,67 @@
+/// State writes and durable events that commit together: with shared storage (PostgreSQL) either all of them are
+/// stored or none, so an event is never published for a write that did not happen, nor a write kept whose event
+/// was lost.
+///
+/// ```swift
+/// try context.state.transaction { transaction in
+///     transaction.update(.stock) { $0 -= 1 }
+///     transaction.publish(OrderPlaced(order: 7))
+/// }
+/// ```
+///
+/// The body only records; the kernel then runs the changes on the current values and commits. When another
+/// instance wrote one of the keys first, the kernel takes its values and runs the changes again (as a single
+/// ``SharedState/update(_:_:)`` does), so keep changes free of side effects. Without shared storage, the writes are
+/// applied key by key and the events go to the in-process outbox afterwards: a crash there loses the outbox anyway.
+/// Keys kept in memory (``StatePersistence/memory``) are written after the commit.
+public struct StateTransaction: Sendable {
+    /// One recorded write: runs its change through whatever stages it.
+    package struct Write: Sendable {
+        package let id: String
+        package let persistence: StatePersistence
+        package let writers: Set<ModuleID>?
+        package let stage: @Sendable (any TransactionStaging) throws -> Void
+    }
+
+    package private(set) var writes: [Write] = []
+    package private(set) var events: [any DurableEvent] = []
+
+    package init() {}
+
+    /// Changes `key`'s value in place when the transaction commits (after earlier writes of the same key in it).
+    public mutating func update<Value>(_ key: StateKey<Value>, _ change: @escaping @Sendable (inout Value) throws -> Void)
+    {
+        writes.append(
+            Write(id: key.id, persistence: key.persistence, writers: key.writers) { staging in
+                try staging.stage(key, change)
+            })
+    }
+
+    /// Replaces `key`'s value when the transaction commits.
+    public mutating func set<Value>(_ key: StateKey<Value>, to value: Value) {
+        update(key) { $0 = value }
+    }
+
+    /// Publishes `event` when the transaction commits, into the outbox with the writes.
+    public mutating func publish<Event: DurableEvent>(_ event: Event) {
+        events.append(event)
+    }
+}
+
+/// What runs a transaction's recorded changes: the kernel's state hub.
+package protocol TransactionStaging {
+    func stage<Value>(_ key: StateKey<Value>, _ change: (inout Value) throws -> Void) throws
+}
+
+extension SharedState {
+    /// Runs `body` to record writes and durable events, then commits them together (see ``StateTransaction``).
+    ///
+    /// - Throws: ``StateError`` when a write is not allowed, a change throws, the storage cannot be reached, or other
+    ///   instances kept changing the keys; nothing is stored then.
+    public func transaction(_ body: (inout StateTransaction) throws -> Void) throws {
+        guard let store else { throw StateError("\(module) has no state store: it is not running in a kernel.") }
+        var transaction = StateTransaction()
+        try body(&transaction)
+        try store.commit(transaction, as: module)
+    }
+}
