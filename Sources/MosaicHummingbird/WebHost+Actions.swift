@@ -46,7 +46,8 @@ extension WebHost {
                 return await shell(
                     problemPage(
                         status: 404, "Nothing to resubmit",
-                        "Delivery \(delivery) is not waiting: it was resubmitted already, or there is no such delivery."))
+                        "Delivery \(delivery) is not waiting: it was resubmitted already, or there is no such delivery."
+                    ))
             }
         } catch {
             return await shell(faultPage("The delivery could not be resubmitted", module: nil, error))

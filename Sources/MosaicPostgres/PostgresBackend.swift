@@ -225,8 +225,14 @@ final class PostgresConnections: Sendable {
     /// Closes the connections and stops the event loop.
     func close() async {
         let open: [PostgresConnection?] = [
-            query.withLock { connection -> PostgresConnection? in defer { connection = nil }; return connection },
-            transactions.withLock { connection -> PostgresConnection? in defer { connection = nil }; return connection },
+            query.withLock { connection -> PostgresConnection? in
+                defer { connection = nil }
+                return connection
+            },
+            transactions.withLock { connection -> PostgresConnection? in
+                defer { connection = nil }
+                return connection
+            },
         ]
         for connection in open { try? await connection?.close() }
         try? await group.shutdownGracefully()

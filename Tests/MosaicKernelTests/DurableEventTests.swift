@@ -24,7 +24,11 @@ final class Handled: Sendable {
     var envelopes: [DurableEnvelope<OrderPlaced>] { all.withLock { $0 } }
 
     func record(_ envelope: DurableEnvelope<OrderPlaced>) {
-        feed.continuation.yield(all.withLock { $0.append(envelope); return $0.count })
+        feed.continuation.yield(
+            all.withLock {
+                $0.append(envelope)
+                return $0.count
+            })
     }
 
     /// Returns once `count` envelopes were handed over in all.
@@ -127,12 +131,16 @@ final class Handled: Sendable {
     func waitsForInactiveHandler() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", ["mail"])])
         let handled = Handled()
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { handled.record($0) }
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
+            handled.record($0)
+        }
         try await kernel.revoke("mail")
         for order in 1...3 { try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: order)) }
         try await kernel.grant("mail")
         #expect(handled.envelopes.isEmpty, "nothing was handled while the module was out")
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { handled.record($0) }
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
+            handled.record($0)
+        }
         await handled.waitFor(3)
         #expect(handled.envelopes.map(\.event.order).sorted() == [1, 2, 3])
         await kernel.shutdown()
@@ -142,7 +150,9 @@ final class Handled: Sendable {
     func transaction() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])])
         let handled = Handled()
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { handled.record($0) }
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
+            handled.record($0)
+        }
         let shop = try #require(contexts["com.app.shop"])
         let stock = StateKey("com.app.stock", initial: 10)
         try shop.state.transaction { transaction in

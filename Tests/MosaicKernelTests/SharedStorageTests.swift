@@ -38,8 +38,9 @@ final class SilentSharedStore: SharedStatePersister {
             }
             var revisions: [String: Int64] = [:]
             for row in rows {
-                revisions[row.id] = self.revisions.add(1, ordering: .relaxed).newValue
-                stored[row.id] = (SavedState(data: row.data, version: row.version), revisions[row.id]!)
+                let revision = self.revisions.add(1, ordering: .relaxed).newValue
+                revisions[row.id] = revision
+                stored[row.id] = (SavedState(data: row.data, version: row.version), revision)
             }
             self.events.withLock { $0 += events }
             return .committed(revisions)

@@ -102,7 +102,9 @@ struct PostgresDurableEventTests {
         let handled = deliveries.all
         #expect(handled.count == count, "no event was handled twice while nothing crashed")
         #expect(handled.allSatisfy { $0.attempt == 1 })
-        print("a handled \(handled.filter { $0.instance == "a" }.count), b \(handled.filter { $0.instance == "b" }.count)")
+        print(
+            "a handled \(handled.filter { $0.instance == "a" }.count), b \(handled.filter { $0.instance == "b" }.count)"
+        )
         let rows = try await TestServer.running().execute(
             "SELECT count(*) FROM mosaic_delivery WHERE state = 'done'", in: PostgresSharedStateTests.name(of: url))
         #expect(try rows.first?.decode(Int.self) == count)
@@ -148,7 +150,8 @@ struct PostgresDurableEventTests {
             await Task.yield()
         }
         #expect(parked.map(\.reason) == [.parked] && parked.first?.attempts == 2)
-        #expect(parked.first?.lastError == "MailServerDown()" && parked.first?.subscriber == "com.test.mail/send-receipt")
+        #expect(
+            parked.first?.lastError == "MailServerDown()" && parked.first?.subscriber == "com.test.mail/send-receipt")
         healthy.store(true, ordering: .relaxed)
         #expect(try await b.kernel.resubmit(try #require(parked.first).id))
         await deliveries.waitFor(distinct: 1)

@@ -292,7 +292,10 @@ struct WebHostTests {
             let page = try await client.get("/modules").body
             let delivery = try #require(try await app.kernel.undeliveredEvents().first).id
             #expect(page.contains("<h2>Undelivered events</h2>"))
-            #expect(page.contains("<tr data-delivery=\"\(delivery)\"><td>com.test.note</td><td>com.test.notes/file</td><td>parked</td>"))
+            #expect(
+                page.contains(
+                    "<tr data-delivery=\"\(delivery)\"><td>com.test.note</td><td>com.test.notes/file</td><td>parked</td>"
+                ))
             let forged = try await client.post("/modules/undelivered", form: "delivery=\(delivery)")
             #expect(forged.status == 403)
             let token = try await client.token()

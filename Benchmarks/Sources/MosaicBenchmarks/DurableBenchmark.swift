@@ -40,7 +40,8 @@ struct DurableBenchInstance {
         var options = KernelOptions()
         options.sharedStorage = backend.storage
         // A claim left by a killed instance lapses after 4 s (the crash demonstration waits that long once).
-        options.durableEvents = DurableEventOptions(handlerTimeLimit: .seconds(2), claimLease: .seconds(4), batchSize: 64)
+        options.durableEvents = DurableEventOptions(
+            handlerTimeLimit: .seconds(2), claimLease: .seconds(4), batchSize: 64)
         let shop = Mutex<ActivationContext?>(nil)
         var catalog = ModuleCatalog()
         catalog.add(
@@ -57,7 +58,8 @@ struct DurableBenchInstance {
             catalog: catalog, host: HostEnvironment(version: "1.0.0"), entitlements: .granted(["mail"]),
             options: options, logger: quiet)
         try await kernel.boot()
-        return DurableBenchInstance(backend: backend, kernel: kernel, shop: shop.withLock { $0! })
+        guard let context = shop.withLock({ $0 }) else { throw BenchmarkError("the shop module did not activate") }
+        return DurableBenchInstance(backend: backend, kernel: kernel, shop: context)
     }
 
     func stop() async {
@@ -120,7 +122,9 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
         try await instances[0].kernel.revoke("mail")
         // Every instance applies the revoke (through the shared policy) before the events go out.
         for instance in instances {
-            while await instance.kernel.state(of: "bench.mail") == .active { try await Task.sleep(for: .milliseconds(1)) }
+            while await instance.kernel.state(of: "bench.mail") == .active {
+                try await Task.sleep(for: .milliseconds(1))
+            }
         }
         let publishing = ContinuousClock.now
         for order in 1...events {
@@ -128,15 +132,19 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
         }
         let published = publishing.duration(to: .now)
         if consumers == 1 {
-            print(row(["publish into the outbox (one instance)", rate(events, published), seconds(published)],
-                      widths: [44, 10, 10]))
+            print(
+                row(
+                    ["publish into the outbox (one instance)", rate(events, published), seconds(published)],
+                    widths: [44, 10, 10]))
         }
         let draining = ContinuousClock.now
         try await instances[0].kernel.grant("mail")
         await arrivals.wait(for: events)
         let drained = draining.duration(to: .now)
-        print(row(["drain, \(consumers) consumer\(consumers == 1 ? "" : "s")", rate(events, drained), seconds(drained)],
-                  widths: [44, 10, 10]))
+        print(
+            row(
+                ["drain, \(consumers) consumer\(consumers == 1 ? "" : "s")", rate(events, drained), seconds(drained)],
+                widths: [44, 10, 10]))
         // Uninstalled, the handler is recorded for no later event (so it does not slow the next runs' publishing).
         for instance in instances { try await instance.kernel.uninstall("bench.mail") }
         for instance in instances { await instance.stop() }
@@ -154,8 +162,10 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
     let at = { (q: Double) in sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
     print("\nOutbox latency, publish on one instance to the handler on another, µs over \(rounds) events")
     print(row(["", "p50", "p99", "min", "max"], widths: [44, 8, 8, 8, 8]))
-    print(row(["publish → handler", "\(at(0.5))", "\(at(0.99))", "\(sorted[0])", "\(sorted[sorted.count - 1])"],
-              widths: [44, 8, 8, 8, 8]))
+    print(
+        row(
+            ["publish → handler", "\(at(0.5))", "\(at(0.99))", "\(sorted[0])", "\(sorted[sorted.count - 1])"],
+            widths: [44, 8, 8, 8, 8]))
     try await consumer.kernel.uninstall("bench.mail")
     await consumer.stop()
     await publisher.stop()

@@ -29,8 +29,9 @@ public struct StateTransaction: Sendable {
     package init() {}
 
     /// Changes `key`'s value in place when the transaction commits (after earlier writes of the same key in it).
-    public mutating func update<Value>(_ key: StateKey<Value>, _ change: @escaping @Sendable (inout Value) throws -> Void)
-    {
+    public mutating func update<Value>(
+        _ key: StateKey<Value>, _ change: @escaping @Sendable (inout Value) throws -> Void
+    ) {
         writes.append(
             Write(id: key.id, persistence: key.persistence, writers: key.writers) { staging in
                 try staging.stage(key, change)

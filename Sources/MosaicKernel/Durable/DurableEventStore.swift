@@ -48,10 +48,13 @@ public struct UndeliveredEvent: Sendable, Hashable, Identifiable {
     public let type: String
     /// The handler, as `module/name`.
     public let subscriber: String
+    /// The module that published the event.
     public let sender: ModuleID
+    /// When the event went into the outbox.
     public let publishedAt: Date
     /// How many attempts were made.
     public let attempts: Int
+    /// Why the event waits.
     public let reason: Reason
     /// The last attempt's error, or why the delivery was abandoned.
     public let lastError: String
@@ -105,4 +108,3 @@ package protocol DurableEventStore: Sendable {
     /// returned watch is cancelled. Wake-ups may be missed (the feed reconnects): claimers also look periodically.
     func watch(_ onAppend: @escaping @Sendable (_ subscriber: String) -> Void) -> SharedWatch
 }
-

@@ -52,7 +52,8 @@ final class DurableOutbox: Sendable {
     ) throws(EventError) -> (work: @Sendable () async -> Void, end: @Sendable () -> Void) {
         let subscriber = "\(module.rawValue)/\(name)"
         guard running.withLock({ $0.insert(subscriber).inserted }) else {
-            throw EventError("\(module) already has a durable handler named \(name.quotedForMessage()); name each one once.")
+            throw EventError(
+                "\(module) already has a durable handler named \(name.quotedForMessage()); name each one once.")
         }
         do {
             try store.subscribe(subscriber, module: module, to: Event.durableName)

@@ -130,7 +130,8 @@ final class MemoryDurableStore: DurableEventStore {
 
     func resubmit(_ delivery: Int64) -> Bool {
         let now = clock.now()
-        let (resubmitted, subscriber, watchers) = state.withLock { state -> (Bool, String, [@Sendable (String) -> Void]) in
+        let (resubmitted, subscriber, watchers) = state.withLock {
+            state -> (Bool, String, [@Sendable (String) -> Void]) in
             guard let waiting = state.deliveries[delivery], waiting.reason != nil else { return (false, "", []) }
             state.deliveries[delivery]?.reason = nil
             state.deliveries[delivery]?.attempts = 0

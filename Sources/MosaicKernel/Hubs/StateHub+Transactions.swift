@@ -62,7 +62,8 @@ extension StateHub {
                 do {
                     outcome = try shared.commit(rows, events: events)
                 } catch {
-                    throw StateError("The transaction could not be committed to \(shared): \(error). Nothing was written.")
+                    throw StateError(
+                        "The transaction could not be committed to \(shared): \(error). Nothing was written.")
                 }
                 switch outcome {
                 case .committed(let revisions):
@@ -127,7 +128,8 @@ private final class SharedStaging: TransactionStaging {
         try change(&value)
         let data = try StateHub.encode(value, of: key)
         rows[key.id] = (
-            value, SharedRow(id: key.id, data: data, version: key.version, revision: rows[key.id]?.row.revision ?? revision)
+            value,
+            SharedRow(id: key.id, data: data, version: key.version, revision: rows[key.id]?.row.revision ?? revision)
         )
     }
 }
