@@ -7,7 +7,7 @@ package struct DurableDelivery: Sendable {
     package let id: Int64
     /// The event's identifier, the same for every handler.
     package let event: UUID
-    /// The event's ``DurableEvent/durableName``.
+    /// The event's `DurableEvent.durableName`.
     package let type: String
     /// The event, encoded as JSON.
     package let payload: Data
@@ -42,9 +42,9 @@ public struct UndeliveredEvent: Sendable, Hashable, Identifiable {
 
     /// The delivery: the event for this one handler.
     public let id: Int64
-    /// The event's identifier (its envelope's ``DurableEnvelope/id``).
+    /// The event's identifier (its envelope's `DurableEnvelope.id`).
     public let event: UUID
-    /// The event's ``DurableEvent/durableName``.
+    /// The event's `DurableEvent.durableName`.
     public let type: String
     /// The handler, as `module/name`.
     public let subscriber: String
