@@ -49,10 +49,11 @@ public struct ModuleGraph: Sendable {
     var position: [ModuleID: Int] = [:]
     /// Positions in ``nodes`` of every module not in a cycle, each after all of its dependencies.
     var order: [Int] = []
-    /// The registration chosen for each service.
-    var serviceProviders: [AnyServiceKey: ServiceProvider] = [:]
-    /// The services in the order they were first registered (host first), for stable diagnostics.
-    var serviceOrder: [AnyServiceKey] = []
+    /// The registration chosen for each service, one position per service in the order first registered (host
+    /// first), so that diagnostics come in a stable order and the runtime keeps its boxes in a flat array.
+    var services: [ServiceProvider] = []
+    /// Each service's position in ``services``.
+    var servicePositions: [AnyServiceKey: Int] = [:]
     /// The host's extension points by identifier.
     var points: [String: AnyExtensionPoint] = [:]
     /// The module that handles each feature and action.

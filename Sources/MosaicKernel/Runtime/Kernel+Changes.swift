@@ -121,8 +121,7 @@ extension Kernel {
             await reconcile()
             leaving.remove(id)
             catalog.remove(id)
-            serviceRuntime.forget(id)
-            rebuildGraph()
+            rebuildGraph(forgetting: id)
             failures[id] = nil
             runtimeDiagnostics.removeAll { $0.modules.first == id }
             logger.info("module uninstalled", metadata: ["module": "\(id)"])
