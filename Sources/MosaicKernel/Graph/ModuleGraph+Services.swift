@@ -119,7 +119,9 @@ extension ModuleGraph {
             if state[service] == 1 {
                 let cycle = Array(path.drop { $0 != service })
                 guard reported.insert(Set(cycle)).inserted else { return }
-                let trail = (cycle + [service]).map { "\(services[$0].registration.key) (\(providerName(services[$0].module)))" }
+                let trail = (cycle + [service]).map {
+                    "\(services[$0].registration.key) (\(providerName(services[$0].module)))"
+                }
                 let modules = cycle.compactMap { services[$0].module.map { nodes[$0].id } }
                 report(
                     .serviceCycle, .error, modules,
@@ -136,7 +138,9 @@ extension ModuleGraph {
         for provider in services where provider.registration.scope == .singleton {
             let key = provider.registration.key
             for dependency in provider.registration.dependencies {
-                guard let inner = serviceProvider(of: dependency), inner.registration.scope != .singleton else { continue }
+                guard let inner = serviceProvider(of: dependency), inner.registration.scope != .singleton else {
+                    continue
+                }
                 let owner = providerName(provider.module)
                 report(
                     .captiveService, .error, provider.module.map { [nodes[$0].id] } ?? [],

@@ -113,7 +113,8 @@ extension Kernel {
                 if let armTimer { pool.setTimer(wake(kernel, clock: clock, run: run, at: armTimer)) }
                 let result: Outcome.Result
                 do {
-                    result = .finished(try await ServiceContext.$current.withValue(job.context) { try await job.work() })
+                    result = .finished(
+                        try await ServiceContext.$current.withValue(job.context) { try await job.work() })
                 } catch {
                     result = .threw(error)
                 }
