@@ -19,10 +19,11 @@ package class AnyServiceBox: @unchecked Sendable {
     /// The address of the built instance's holder, or 0; see ``ServiceBox`` for why reading it is safe.
     @usableFromInline let published = Atomic<UInt>(0)
     /// How many readers may be between loading ``published`` and taking their own reference to the value; a
-    /// release waits until there are none before it frees the instance's memory.
+    /// release waits until there are none before it drops the holder.
     @usableFromInline let readers = Atomic<Int>(0)
-    /// The address of the built instance's memory (0: none), changed only under this lock. It lives here, not in
-    /// the generic subclass, so that making, locking and freeing a box asks the runtime for no generic metadata.
+    /// The address of the built instance's holder (0: none), retained by the box and changed only under this lock.
+    /// It lives here, not in the generic subclass, so that making, locking and freeing a box asks the runtime for
+    /// no generic metadata.
     let storage = Mutex<UInt>(0)
 
     init(key: AnyServiceKey, scope: ServiceScope, provider: ModuleID) {
@@ -80,14 +81,14 @@ package class AnyServiceBox: @unchecked Sendable {
 
 /// The box of a service of type `T`.
 //
-// The built instance lives in memory of its own, allocated for one `T`; `storage` (under its lock) owns that memory
-// and `published` is its address for readers. `published` changes only inside the lock, and the instance is fully
+// The built instance lives in an immutable `Holder`; `storage` (under its lock) owns one reference to it and
+// `published` is its address for readers. `published` changes only inside the lock, and the instance is fully
 // built before its address is stored, which readers load with sequentially consistent ordering after counting
 // themselves in `readers`. A release clears `published` first (also sequentially consistent), then waits for
-// `readers` to reach zero before it frees the memory: a reader either counted itself before the clear, and the
+// `readers` to reach zero before it drops the holder: a reader either counted itself before the clear, and the
 // release waits for it, or it loads the cleared address and takes the slow path. `factory` is an immutable
 // `@Sendable` closure.
-// SAFETY: hence a reader that loads a non-zero `published` always reads a live, fully built, unchanging instance.
+// SAFETY: hence a reader that loads a non-zero `published` always reads a live, fully built, immutable holder.
 @usableFromInline
 package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable {
     private let factory: @Sendable (ServiceTable) throws -> T
@@ -119,10 +120,19 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
         return try publish(table)
     }
 
-    /// The instance at `address`, copied out; only while counted as a reader.
+    /// The value of the holder at `address`, read without retaining the holder; only while counted as a reader.
     @inlinable
     package static func value(at address: UInt) -> T {
-        UnsafePointer<T>(bitPattern: address).unsafelyUnwrapped.pointee
+        Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
+            ._withUnsafeGuaranteedRef { $0.value }
+    }
+
+    /// Runs `body` with the value of the holder at `address`, retaining neither the holder nor the value (the
+    /// holder's `let` lets the compiler lend it); only while counted as a reader.
+    @inlinable
+    package static func withValue<R>(at address: UInt, _ body: (T) -> R) -> R {
+        Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
+            ._withUnsafeGuaranteedRef { body($0.value) }
     }
 
     /// Builds the instance once, under the lock; inside `withOverrides` it is built fresh and not kept, so a test's
@@ -135,19 +145,16 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
             // Checked again under the lock: a deactivation that cleared the instance must not see a new one appear.
             guard active.load(ordering: .sequentiallyConsistent) else { throw inactive() }
             let built = try build(table)
-            let memory = UnsafeMutablePointer<T>.allocate(capacity: 1)
-            memory.initialize(to: built)
-            address = UInt(bitPattern: memory)
+            address = UInt(bitPattern: Unmanaged.passRetained(Holder(built)).toOpaque())
             published.store(address, ordering: .sequentiallyConsistent)
             return built
         }
     }
 
-    /// Destroys the instance at `address` and frees its memory (nothing at 0).
+    /// Drops the box's reference to the holder at `address` (nothing at 0).
     private static func free(_ address: UInt) {
-        guard let memory = UnsafeMutablePointer<T>(bitPattern: address) else { return }
-        memory.deinitialize(count: 1)
-        memory.deallocate()
+        guard let holder = UnsafeRawPointer(bitPattern: address) else { return }
+        Unmanaged<Holder<T>>.fromOpaque(holder).release()
     }
 
     @usableFromInline
@@ -188,4 +195,11 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
         waitForReaders()
         Self.free(dropped)
     }
+}
+
+/// An immutable home for a built instance, so that it can be published by address and lent without a copy.
+@usableFromInline
+final class Holder<T: Sendable>: Sendable {
+    @usableFromInline let value: T
+    init(_ value: T) { self.value = value }
 }

@@ -59,7 +59,7 @@ package final class ServiceTable: Sendable {
         let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
         if address != 0 {
             defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
-            return UnsafePointer<T>(bitPattern: address).unsafelyUnwrapped.pointee
+            return ServiceBox<T>.value(at: address)
         }
         box._withUnsafeGuaranteedRef { $0.endRead() }
         return try unsafeDowncast(box.takeUnretainedValue(), to: ServiceBox<T>.self).get(from: self)

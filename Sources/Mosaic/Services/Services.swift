@@ -53,7 +53,7 @@ public struct Services: Sendable {
         let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
         if address != 0 {
             defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
-            return body(UnsafePointer<T>(bitPattern: address).unsafelyUnwrapped.pointee)
+            return ServiceBox<T>.withValue(at: address, body)
         }
         box._withUnsafeGuaranteedRef { $0.endRead() }
         return body(try all.resolve(box, as: type))
