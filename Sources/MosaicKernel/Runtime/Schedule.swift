@@ -1,8 +1,8 @@
 internal import Mosaic
 internal import Tracing
 
-/// One module's activation or deactivation, run in a task of its own so that a module that never returns can be
-/// abandoned; returns the module instance when there is one to keep.
+/// One module's activation or deactivation, run by a worker task (see ``JobPool``) that the kernel can give up on
+/// when the module never returns; returns the module instance when there is one to keep.
 typealias ModuleJob = @Sendable () async throws -> (any Module)?
 
 /// How a job ended, and how long it ran.
