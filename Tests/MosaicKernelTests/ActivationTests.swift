@@ -89,6 +89,27 @@ import Testing
         await kernel.shutdown()
     }
 
+    @Test(
+        "with one module at a time, the modules waiting behind a hanging one activate once it times out",
+        .timeLimit(.minutes(1)))
+    func hangingModuleAtWidthOne() async throws {
+        let gate = Gate()
+        let clock = ManualClock()
+        let kernel = makeKernel(
+            [probe("com.app.stuck", behavior: .hang(gate)), probe("com.app.fine-one"), probe("com.app.fine-two")],
+            options: KernelOptions(activationTimeLimit: .seconds(10), maximumConcurrentActivations: 1, clock: clock))
+        let boot = Task { try await kernel.boot() }
+        await clock.sleepers(reaching: 1)
+        #expect(await kernel.state(of: "com.app.fine-one") == .authorized, "one module at a time: it waits")
+        clock.advance(by: .seconds(10))
+        let report = try await boot.value
+        #expect(report["com.app.stuck"]?.state.name == "failed")
+        #expect(report["com.app.fine-one"]?.state == .active)
+        #expect(report["com.app.fine-two"]?.state == .active)
+        gate.open()
+        await kernel.shutdown()
+    }
+
     @Test("a module whose activation returns after the time limit is deactivated, not leaked", .timeLimit(.minutes(1)))
     func lateActivation() async throws {
         let gate = Gate()

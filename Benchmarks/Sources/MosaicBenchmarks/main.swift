@@ -4,6 +4,8 @@
 // `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`;
 // `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
 // `… MosaicBenchmarks singleton` compares `resolve` and `withService` of a singleton with a global `let`, 1 and 2 threads;
+// `… MosaicBenchmarks many` is the services mode's last table alone: 1,000 services registered and resolved, warm
+// and in a new process, with its peers;
 // `… MosaicBenchmarks cold CONTENDER` registers and resolves 1,000 services once and prints milliseconds;
 // `… MosaicBenchmarks profile-events ROUNDS` / `profile-state ROUNDS` fan out ROUNDS (+10) times to 1,000 readers
 // and print nothing (ROUNDS other than 50, which is the printed benchmark), for `perf record` or for counting
@@ -74,6 +76,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runSingletonBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "services" {
     try await runServiceBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "many" {
+    try await runManyServicesBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "cold", CommandLine.arguments.count > 2 {
     print(try await registerAndResolveMany(CommandLine.arguments[2]).milliseconds)
 } else {

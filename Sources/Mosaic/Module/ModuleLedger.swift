@@ -24,12 +24,19 @@ package final class ModuleLedger: Sendable {
     private struct State {
         var isOpen = true
         var acceptsWork = true
-        var entry: [Int: @Sendable () -> Void] = [:]
-        var rest: [Int: @Sendable () -> Void] = [:]
+        /// Grants by stage, each list in the order held (tokens ascending), so withdrawing needs no sort.
+        var entry: [Grant] = []
+        var rest: [Grant] = []
         var tasks: [Int: Task<Void, Never>] = [:]
         var next = 0
         var calls = 0
         var drained: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// One grant: its token and how to take it back.
+    private struct Grant {
+        let token: Int
+        let withdraw: @Sendable () -> Void
     }
 
     /// The module the ledger belongs to.
@@ -54,8 +61,8 @@ package final class ModuleLedger: Sendable {
             guard state.isOpen, stage == .rest || state.acceptsWork else { return nil }
             defer { state.next += 1 }
             switch stage {
-            case .entry: state.entry[state.next] = withdraw
-            case .rest: state.rest[state.next] = withdraw
+            case .entry: state.entry.append(Grant(token: state.next, withdraw: withdraw))
+            case .rest: state.rest.append(Grant(token: state.next, withdraw: withdraw))
             }
             return state.next
         }
@@ -66,9 +73,20 @@ package final class ModuleLedger: Sendable {
     /// Forgets a grant that ended on its own (a stream its reader stopped).
     package func release(_ token: Int) {
         state.withLock { state in
-            state.entry[token] = nil
-            state.rest[token] = nil
+            Self.remove(token, from: &state.entry)
+            Self.remove(token, from: &state.rest)
         }
+    }
+
+    /// Removes the grant with `token` from `grants` (ordered by token), if it is there.
+    private static func remove(_ token: Int, from grants: inout [Grant]) {
+        var low = 0
+        var high = grants.count
+        while low < high {
+            let middle = (low + high) / 2
+            if grants[middle].token < token { low = middle + 1 } else { high = middle }
+        }
+        if low < grants.count, grants[low].token == token { grants.remove(at: low) }
     }
 
     /// Starts `operation` as work of the module, cancelled and awaited when the module deactivates; `false` when
@@ -116,8 +134,8 @@ package final class ModuleLedger: Sendable {
     package func quiesce() async {
         let entry = state.withLock { state in
             state.acceptsWork = false
-            defer { state.entry = [:] }
-            return state.entry.sorted { $0.key > $1.key }.map(\.value)
+            defer { state.entry = [] }
+            return state.entry.reversed().map(\.withdraw)
         }
         for withdraw in entry { withdraw() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -139,10 +157,10 @@ package final class ModuleLedger: Sendable {
         let (withdrawals, tasks) = state.withLock { state in
             state.isOpen = false
             state.acceptsWork = false
-            let all = (state.entry.sorted { $0.key > $1.key } + state.rest.sorted { $0.key > $1.key }).map(\.value)
+            let all = (state.entry.reversed() + state.rest.reversed()).map(\.withdraw)
             let tasks = Array(state.tasks.values)
-            state.entry = [:]
-            state.rest = [:]
+            state.entry = []
+            state.rest = []
             state.tasks = [:]
             return (all, tasks)
         }

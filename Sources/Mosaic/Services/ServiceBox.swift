@@ -8,8 +8,8 @@ public import Synchronization
 
 /// Where one registered service lives at run time: its factory, its scope, whether its module is active, and its
 /// instance once built. The kernel makes one per registration; ``Services`` reads them without a lock.
-// SAFETY: every stored property here is immutable or atomic (`@unchecked` only because the class is open to its
-// one subclass, which argues its own state below).
+// SAFETY: every stored property here is immutable, atomic or behind a lock (`@unchecked` only because the class is
+// open to its one subclass, which argues its own state below).
 @usableFromInline
 package class AnyServiceBox: @unchecked Sendable {
     @usableFromInline package let key: AnyServiceKey
@@ -19,8 +19,12 @@ package class AnyServiceBox: @unchecked Sendable {
     /// The address of the built instance's holder, or 0; see ``ServiceBox`` for why reading it is safe.
     @usableFromInline let published = Atomic<UInt>(0)
     /// How many readers may be between loading ``published`` and taking their own reference to the value; a
-    /// release waits until there are none before it frees the holder.
+    /// release waits until there are none before it drops the holder.
     @usableFromInline let readers = Atomic<Int>(0)
+    /// The address of the built instance's holder (0: none), retained by the box and changed only under this lock.
+    /// It lives here, not in the generic subclass, so that making, locking and freeing a box asks the runtime for
+    /// no generic metadata.
+    let storage = Mutex<UInt>(0)
 
     init(key: AnyServiceKey, scope: ServiceScope, provider: ModuleID) {
         self.key = key
@@ -44,15 +48,21 @@ package class AnyServiceBox: @unchecked Sendable {
     /// later: singletons and cached services are kept, a transient instance is built once and dropped.
     package func prebuild(_ table: ServiceTable) throws(ServiceError) {}
 
-    /// Runs `body` with the built instance's address when the service is active and built (else 0), counted as a
-    /// reader so that no release frees the holder meanwhile. Lives in the non-generic base so that the hot path
-    /// reads it at a fixed offset.
+    /// Counts the caller as a reader, so that no release frees the instance meanwhile, and returns the built
+    /// instance's address when the service is active and built (else 0); ``endRead()`` follows every call, once
+    /// the caller has copied or borrowed the instance. Lives in the non-generic base so that the hot path reads it
+    /// at a fixed offset, with no closure and no generic type to look up.
     @inlinable
-    package final func withBuiltAddress<R>(_ body: (UInt) -> R) -> R {
+    package final func beginRead() -> UInt {
         readers.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        defer { readers.wrappingSubtract(1, ordering: .releasing) }
         let address = published.load(ordering: .sequentiallyConsistent)
-        return body(address != 0 && active.load(ordering: .relaxed) ? address : 0)
+        return address != 0 && active.load(ordering: .relaxed) ? address : 0
+    }
+
+    /// Ends a read begun with ``beginRead()``.
+    @inlinable
+    package final func endRead() {
+        readers.wrappingSubtract(1, ordering: .releasing)
     }
 
     /// Waits until no reader can still hold an address loaded before ``published`` was cleared.
@@ -71,16 +81,16 @@ package class AnyServiceBox: @unchecked Sendable {
 
 /// The box of a service of type `T`.
 //
-// `holder` keeps the built instance; `published` (its address) changes only inside `holder`'s lock, and a holder
-// is fully built before its address is stored, which readers load with sequentially consistent ordering after
-// counting themselves in `readers`. A release clears `published` first (also sequentially consistent), then waits
-// for `readers` to reach zero before it drops the holder: a reader either counted itself before the clear, and
-// the release waits for it, or it loads the cleared address and takes the slow path. `factory` is an immutable
+// The built instance lives in an immutable `Holder`; `storage` (under its lock) owns one reference to it and
+// `published` is its address for readers. `published` changes only inside the lock, and the instance is fully
+// built before its address is stored, which readers load with sequentially consistent ordering after counting
+// themselves in `readers`. A release clears `published` first (also sequentially consistent), then waits for
+// `readers` to reach zero before it drops the holder: a reader either counted itself before the clear, and the
+// release waits for it, or it loads the cleared address and takes the slow path. `factory` is an immutable
 // `@Sendable` closure.
-// SAFETY: hence a reader that loads a non-zero `published` always dereferences a live, fully built, immutable holder.
+// SAFETY: hence a reader that loads a non-zero `published` always reads a live, fully built, immutable holder.
 @usableFromInline
 package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable {
-    private let holder = Mutex<Holder<T>?>(nil)
     private let factory: @Sendable (ServiceTable) throws -> T
 
     package init(
@@ -91,12 +101,22 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
         super.init(key: key, scope: scope, provider: provider)
     }
 
+    deinit {
+        // No reader is left: readers reach a box only through a table that keeps it alive.
+        Self.free(storage.withLock { $0 })
+    }
+
     /// The service: a new instance when transient, otherwise the one built on first use.
     @inlinable
     package func get(from table: ServiceTable) throws(ServiceError) -> T {
         guard active.load(ordering: .acquiring) else { throw table.failed(inactive(), by: provider) }
         if case .transient = scope { return try build(table) }
-        if let value = withBuiltAddress({ $0 == 0 ? nil : Self.value(at: $0) }) { return value }
+        let address = beginRead()
+        if address != 0 {
+            defer { endRead() }
+            return Self.value(at: address)
+        }
+        endRead()
         return try publish(table)
     }
 
@@ -107,8 +127,8 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
             ._withUnsafeGuaranteedRef { $0.value }
     }
 
-    /// Runs `body` with the value of the holder at `address`, retaining neither the holder nor the value; only
-    /// while counted as a reader.
+    /// Runs `body` with the value of the holder at `address`, retaining neither the holder nor the value (the
+    /// holder's `let` lets the compiler lend it); only while counted as a reader.
     @inlinable
     package static func withValue<R>(at address: UInt, _ body: (T) -> R) -> R {
         Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
@@ -120,16 +140,21 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     @usableFromInline
     func publish(_ table: ServiceTable) throws(ServiceError) -> T {
         if OverrideScope.areActive, OverrideScope.current != nil { return try build(table) }
-        return try holder.withLock { holder throws(ServiceError) -> T in
-            if let holder { return holder.value }
-            // Checked again under the lock: a deactivation that cleared the holder must not see a new one appear.
+        return try storage.withLock { address throws(ServiceError) -> T in
+            if address != 0 { return Self.value(at: address) }
+            // Checked again under the lock: a deactivation that cleared the instance must not see a new one appear.
             guard active.load(ordering: .sequentiallyConsistent) else { throw inactive() }
-            let built = Holder(try build(table))
-            holder = built
-            published.store(
-                UInt(bitPattern: Unmanaged.passUnretained(built).toOpaque()), ordering: .sequentiallyConsistent)
-            return built.value
+            let built = try build(table)
+            address = UInt(bitPattern: Unmanaged.passRetained(Holder(built)).toOpaque())
+            published.store(address, ordering: .sequentiallyConsistent)
+            return built
         }
+    }
+
+    /// Drops the box's reference to the holder at `address` (nothing at 0).
+    private static func free(_ address: UInt) {
+        guard let holder = UnsafeRawPointer(bitPattern: address) else { return }
+        Unmanaged<Holder<T>>.fromOpaque(holder).release()
     }
 
     @usableFromInline
@@ -160,18 +185,19 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
 
     package override func reset(cachedOnly: Bool) {
         guard scope == .cached || (!cachedOnly && scope == .singleton) else { return }
-        let dropped = holder.withLock { holder -> Holder<T>? in
+        let dropped = storage.withLock { address -> UInt in
             published.store(0, ordering: .sequentiallyConsistent)
-            defer { holder = nil }
-            return holder
+            defer { address = 0 }
+            return address
         }
-        guard let dropped else { return }
+        guard dropped != 0 else { return }
         // A reader that loaded the old address a moment ago may still be reading it: free it only after.
-        withExtendedLifetime(dropped) { waitForReaders() }
+        waitForReaders()
+        Self.free(dropped)
     }
 }
 
-/// An immutable home for a built instance, so that it can be published by address.
+/// An immutable home for a built instance, so that it can be published by address and lent without a copy.
 @usableFromInline
 final class Holder<T: Sendable>: Sendable {
     @usableFromInline let value: T

@@ -50,10 +50,12 @@ public struct Services: Sendable {
         if countsResolves { countResolve() }
         if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return body(value) }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
-        let lent: R? = box._withUnsafeGuaranteedRef { box in
-            box.withBuiltAddress { $0 == 0 ? nil : ServiceBox<T>.withValue(at: $0, body) }
+        let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
+        if address != 0 {
+            defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
+            return ServiceBox<T>.withValue(at: address, body)
         }
-        if let lent { return lent }
+        box._withUnsafeGuaranteedRef { $0.endRead() }
         return body(try all.resolve(box, as: type))
     }
 

@@ -53,6 +53,6 @@ extension ModuleGraph {
 
     /// The registration that provides `key` and its module (`nil`: the host), if anything provides it.
     package func provider(of key: AnyServiceKey) -> (module: ModuleID?, registration: ServiceRegistration)? {
-        serviceProviders[key].map { provider in (provider.module.map { nodes[$0].id }, provider.registration) }
+        serviceProvider(of: key).map { provider in (provider.module.map { nodes[$0].id }, provider.registration) }
     }
 }

@@ -20,24 +20,33 @@ extension ModuleGraph {
         checkFactories()
     }
 
+    /// Gives each service a position in ``services`` (in the order first registered, host first) and chooses its
+    /// registration: one hash lookup per registration. Ranks are compared only for the rare service registered
+    /// more than once.
     private mutating func chooseProviders(host: ServiceRegistrar) {
-        var candidates: [AnyServiceKey: [ServiceProvider]] = [:]
-        var order: [AnyServiceKey] = []
-        let all =
-            host.provided.map { ServiceProvider(module: nil, registration: $0) }
-            + nodes.indices.flatMap { index in
-                nodes[index].registrar.services.provided.map { ServiceProvider(module: index, registration: $0) }
+        var contested: [Int: [ServiceProvider]] = [:]
+        func offer(_ candidate: ServiceProvider) {
+            let next = services.count
+            var position = next
+            func find(_ stored: inout Int) { position = stored }
+            find(&servicePositions[candidate.registration.key, default: next])
+            if position == next {
+                services.append(candidate)
+            } else {
+                contested[position, default: [services[position]]].append(candidate)
             }
-        for provider in all {
-            let key = provider.registration.key
-            if candidates[key] == nil { order.append(key) }
-            candidates[key, default: []].append(provider)
         }
-        serviceOrder = order
-        for key in order {
-            guard let providers = candidates[key], let top = providers.map(\.registration.rank).max() else { continue }
+        for registration in host.provided { offer(ServiceProvider(module: nil, registration: registration)) }
+        for index in nodes.indices {
+            for registration in nodes[index].registrar.services.provided {
+                offer(ServiceProvider(module: index, registration: registration))
+            }
+        }
+        for (position, providers) in contested.sorted(by: { $0.key < $1.key }) {
+            guard let top = providers.map(\.registration.rank).max() else { continue }
+            let key = services[position].registration.key
             let winners = providers.filter { $0.registration.rank == top }
-            serviceProviders[key] = winners[0]
+            services[position] = winners[0]
             for extra in winners.dropFirst() {
                 let names = winners.map { providerName($0.module) }.joined(separator: " and ")
                 report(
@@ -49,6 +58,11 @@ extension ModuleGraph {
         }
     }
 
+    /// The registration chosen for `key`, if anything provides it.
+    func serviceProvider(of key: AnyServiceKey) -> ServiceProvider? {
+        servicePositions[key].map { services[$0] }
+    }
+
     private func providerName(_ module: Int?) -> String {
         module.map { nodes[$0].id.rawValue } ?? "the host"
     }
@@ -56,7 +70,7 @@ extension ModuleGraph {
     /// Makes module `index` require the module that provides `key`, or reports that nothing does.
     private mutating func link(_ index: Int, to key: AnyServiceKey) {
         let id = nodes[index].id
-        guard let provider = serviceProviders[key] else {
+        guard let provider = serviceProvider(of: key) else {
             report(
                 .missingServiceProvider, .error, [id], "\(id) uses \(key), which no module and not the host provides.",
                 fix: "Add the module that provides \(key), register it in the host, or remove the use from \(id).",
@@ -91,17 +105,24 @@ extension ModuleGraph {
         }
     }
 
-    /// Cycles among factories, and singletons that would capture a transient or cached service.
+    /// Cycles among factories, and singletons that would capture a transient or cached service. Services are
+    /// walked by position; a service whose factory takes nothing is never visited.
     private mutating func checkFactories() {
-        var state: [AnyServiceKey: Bool] = [:]  // false: on the current path; true: done.
-        var reported: Set<Set<AnyServiceKey>> = []
-        func visit(_ key: AnyServiceKey, path: [AnyServiceKey]) {
-            if state[key] == true { return }
-            if state[key] == false {
-                let cycle = Array(path.drop { $0 != key })
+        let dependencies = services.map { provider in
+            provider.registration.dependencies.isEmpty
+                ? [] : provider.registration.dependencies.compactMap { servicePositions[$0] }
+        }
+        var state = [UInt8](repeating: 0, count: services.count)  // 0: not seen; 1: on the current path; 2: done.
+        var reported: Set<Set<Int>> = []
+        func visit(_ service: Int, path: [Int]) {
+            if state[service] == 2 { return }
+            if state[service] == 1 {
+                let cycle = Array(path.drop { $0 != service })
                 guard reported.insert(Set(cycle)).inserted else { return }
-                let trail = (cycle + [key]).map { "\($0) (\(providerName(serviceProviders[$0]?.module)))" }
-                let modules = cycle.compactMap { serviceProviders[$0]?.module.map { nodes[$0].id } }
+                let trail = (cycle + [service]).map {
+                    "\(services[$0].registration.key) (\(providerName(services[$0].module)))"
+                }
+                let modules = cycle.compactMap { services[$0].module.map { nodes[$0].id } }
                 report(
                     .serviceCycle, .error, modules,
                     "\(trail.joined(separator: " → ")): these factories need each other, so none can be built.",
@@ -109,17 +130,17 @@ extension ModuleGraph {
                 for module in modules { faultIfSound(module, "its services depend on each other in a cycle.") }
                 return
             }
-            state[key] = false
-            for dependency in serviceProviders[key]?.registration.dependencies ?? [] {
-                visit(dependency, path: path + [key])
-            }
-            state[key] = true
+            state[service] = 1
+            for dependency in dependencies[service] { visit(dependency, path: path + [service]) }
+            state[service] = 2
         }
-        for key in serviceOrder { visit(key, path: []) }
-        for key in serviceOrder {
-            guard let provider = serviceProviders[key], provider.registration.scope == .singleton else { continue }
+        for service in services.indices where !dependencies[service].isEmpty { visit(service, path: []) }
+        for provider in services where provider.registration.scope == .singleton {
+            let key = provider.registration.key
             for dependency in provider.registration.dependencies {
-                guard let inner = serviceProviders[dependency], inner.registration.scope != .singleton else { continue }
+                guard let inner = serviceProvider(of: dependency), inner.registration.scope != .singleton else {
+                    continue
+                }
                 let owner = providerName(provider.module)
                 report(
                     .captiveService, .error, provider.module.map { [nodes[$0].id] } ?? [],

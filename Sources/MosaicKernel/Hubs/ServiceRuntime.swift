@@ -12,7 +12,8 @@ struct ServiceRuntime {
     /// The provider name of services the host registers.
     static let hostID: ModuleID = "mosaic.host"
 
-    private(set) var boxes: [BoxKey: AnyServiceBox] = [:]
+    /// The box of each service, at the service's position in the graph's ``ModuleGraph/services``.
+    private(set) var boxes: [AnyServiceBox] = []
     /// For each graph position, the boxes of the services that module provides.
     private(set) var provided: [[AnyServiceBox]] = []
     /// For each graph position, what that module may resolve.
@@ -22,18 +23,24 @@ struct ServiceRuntime {
     /// Every box, for building a module's services before it activates.
     private(set) var table: ServiceTable
 
-    /// The runtime for `graph`, reusing the boxes of `previous` that still provide the same service.
+    /// The runtime for `graph`, reusing the boxes of `previous` that still provide the same service, except those
+    /// of `forgotten` (a module uninstalled: installed again under its identifier, it starts afresh).
     init(
-        graph: ModuleGraph, previous: [BoxKey: AnyServiceBox] = [:], preview: Bool,
+        graph: ModuleGraph, previous: ServiceRuntime? = nil, forgetting forgotten: ModuleID? = nil, preview: Bool,
         observer: (any ServiceObserver)? = nil
     ) {
+        var reusable: [BoxKey: AnyServiceBox] = [:]
+        for box in previous?.boxes ?? [] where box.provider != forgotten {
+            reusable[BoxKey(provider: box.provider, key: box.key)] = box
+        }
         provided = Array(repeating: [], count: graph.nodes.count)
+        boxes.reserveCapacity(graph.services.count)
         var hostBoxes: [AnyServiceBox] = []
-        for (key, provider) in graph.serviceProviders {
+        for provider in graph.services {
             let owner = provider.module.map { graph.nodes[$0].id } ?? Self.hostID
-            let boxKey = BoxKey(provider: owner, key: key)
-            let box = previous[boxKey] ?? provider.registration.makeBox(owner, preview)
-            boxes[boxKey] = box
+            let kept = reusable.isEmpty ? nil : reusable[BoxKey(provider: owner, key: provider.registration.key)]
+            let box = kept ?? provider.registration.makeBox(owner, preview)
+            boxes.append(box)
             if let module = provider.module {
                 provided[module].append(box)
             } else {
@@ -41,7 +48,7 @@ struct ServiceRuntime {
                 hostBoxes.append(box)
             }
         }
-        let all = ServiceTable(Array(boxes.values), observer: observer)
+        let all = ServiceTable(boxes, observer: observer)
         table = all
         hostView = Services(module: Self.hostID, visible: all, all: all)
         let hostOnly = ServiceTable(hostBoxes)
@@ -56,13 +63,8 @@ struct ServiceRuntime {
         }
     }
 
-    /// Drops the boxes `provider` registered, so that a module installed again under its identifier starts afresh.
-    mutating func forget(_ provider: ModuleID) {
-        boxes = boxes.filter { $0.key.provider != provider }
-    }
-
     /// Drops built instances: of cached services, or of every service.
     func reset(cachedOnly: Bool) {
-        for box in boxes.values { box.reset(cachedOnly: cachedOnly) }
+        for box in boxes { box.reset(cachedOnly: cachedOnly) }
     }
 }

@@ -10,6 +10,7 @@ extension Kernel {
     /// Counts a module's move from `from` to `to`, and updates the modules-per-state gauge for both states (kept
     /// incrementally: boot stays linear in the number of modules).
     func recordTransition(_ index: Int, from: ModuleState, to: ModuleState) {
+        guard telemetry.measures else { return }
         telemetry.count(
             MetricName.transitions,
             [("module", graph.nodes[index].id.rawValue), ("from", from.name), ("to", to.name)])
@@ -35,6 +36,7 @@ extension Kernel {
     /// Sets the diagnostics gauge: how many current diagnostics there are of each code and severity (a code that
     /// went away reads 0).
     func recordDiagnostics() {
+        guard telemetry.measures else { return }
         var counts: [DiagnosticKey: Int] = Dictionary(uniqueKeysWithValues: reportedDiagnostics.map { ($0, 0) })
         for diagnostic in diagnostics {
             counts[DiagnosticKey(code: diagnostic.code.rawValue, severity: "\(diagnostic.severity)"), default: 0] += 1
@@ -48,6 +50,10 @@ extension Kernel {
     /// The span of one module's job in a run of `kind`, under `parent`.
     func startJobSpan(_ index: Int, _ kind: Schedule.Kind, parent: ServiceContext?) -> any Span {
         let manifest = graph.nodes[index].manifest
+        var context = parent ?? .topLevel
+        context.mosaicModule = manifest.id
+        // Without a tracer only the context matters (it names the module for logging): no attributes to build.
+        guard telemetry.traces else { return NoOpTracer.NoOpSpan(context: context) }
         var attributes: SpanAttributes = [
             SpanKey.module: .string(manifest.id.rawValue), SpanKey.version: .string("\(manifest.version)"),
         ]
@@ -64,8 +70,6 @@ extension Kernel {
             name = SpanName.listener
             attributes.set(SpanKey.event, value: .string(event.kind.name))
         }
-        var context = parent ?? .topLevel
-        context.mosaicModule = manifest.id
         return telemetry.startSpan(name, parent: context, attributes: attributes)
     }
 

@@ -15,6 +15,12 @@ struct ServiceTelemetry: ServiceObserver {
         self.telemetry = telemetry
     }
 
+    /// The observer for `telemetry`, or `nil` when nothing records (then a build or a failed resolve reports to
+    /// no one, and costs nothing).
+    static func observer(for telemetry: Telemetry) -> ServiceTelemetry? {
+        telemetry.isRecording ? ServiceTelemetry(telemetry: telemetry) : nil
+    }
+
     var countsResolves: Bool { telemetry.countsResolves }
 
     func build<T>(_ key: AnyServiceKey, provider: ModuleID, _ body: () throws(ServiceError) -> T) throws(ServiceError)

@@ -12,6 +12,9 @@ struct Telemetry: Sendable {
     /// no publish span and carries no context to process spans.
     let traces: Bool
     let metrics: any MetricsFactory
+    /// Whether metrics go anywhere: `false` for the no-op factory (none bootstrapped), and then counting,
+    /// timing and gauging return at once, without making a handle or a dimensions array.
+    let measures: Bool
     /// Whether every resolve is counted (``KernelOptions/countsEveryResolve``).
     let countsResolves: Bool
     /// The metric handles made so far, one per label and dimensions, so that a count costs a lookup rather than a
@@ -22,12 +25,17 @@ struct Telemetry: Sendable {
         tracer = options.tracer ?? InstrumentationSystem.tracer
         traces = !(tracer is NoOpTracer)
         metrics = options.metricsFactory ?? MetricsSystem.factory
+        measures = !(metrics is NOOPMetricsHandler)
         countsResolves = options.countsEveryResolve
         handles = MetricHandles()
     }
 
-    func count(_ name: String, _ dimensions: [(String, String)], by amount: Int = 1) {
-        counter(name, dimensions).increment(by: amount)
+    /// Whether anything is recorded at all; a caller with dimensions to compute checks it first.
+    var isRecording: Bool { measures || traces }
+
+    func count(_ name: String, _ dimensions: @autoclosure () -> [(String, String)], by amount: Int = 1) {
+        guard measures else { return }
+        counter(name, dimensions()).increment(by: amount)
     }
 
     /// The counter for `name` and `dimensions`, for a caller that keeps it.
@@ -35,13 +43,17 @@ struct Telemetry: Sendable {
         handles.counters.handle(name, dimensions) { Counter(label: name, dimensions: dimensions, factory: metrics) }
     }
 
-    func record(_ name: String, _ dimensions: [(String, String)], _ duration: Duration) {
-        handles.timers.handle(name, dimensions) { Timer(label: name, dimensions: dimensions, factory: metrics) }
+    func record(_ name: String, _ dimensions: @autoclosure () -> [(String, String)], _ duration: Duration) {
+        guard measures else { return }
+        let dimensions = dimensions()
+        return handles.timers.handle(name, dimensions) { Timer(label: name, dimensions: dimensions, factory: metrics) }
             .recordNanoseconds(duration.nanoseconds)
     }
 
-    func gauge(_ name: String, _ dimensions: [(String, String)], _ value: Int) {
-        handles.gauges.handle(name, dimensions) { Gauge(label: name, dimensions: dimensions, factory: metrics) }
+    func gauge(_ name: String, _ dimensions: @autoclosure () -> [(String, String)], _ value: Int) {
+        guard measures else { return }
+        let dimensions = dimensions()
+        return handles.gauges.handle(name, dimensions) { Gauge(label: name, dimensions: dimensions, factory: metrics) }
             .record(value)
     }
 

@@ -122,8 +122,7 @@ extension Kernel {
             leaving.remove(id)
             catalog.remove(id)
             await abandonDurableHandlers(of: id)
-            serviceRuntime.forget(id)
-            rebuildGraph()
+            rebuildGraph(forgetting: id)
             failures[id] = nil
             runtimeDiagnostics.removeAll { $0.modules.first == id }
             logger.info("module uninstalled", metadata: ["module": "\(id)"])

@@ -6,18 +6,18 @@ extension Kernel {
     /// each once those it waits on are done (its dependents when deactivating, else its dependencies), at most
     /// ``KernelOptions/maximumConcurrentActivations`` at a time, each within its time limit.
     ///
-    /// Each job runs in its own task and reports back to the actor directly, so a finished job readies the next
-    /// without waking a coordinating task. One timer covers every job: all share one time limit, so deadlines
-    /// fall in launch order and only the earliest pending one needs watching. A job that outlives its limit is
-    /// cancelled and reported timed out; should it finish later and hand back a module, that module is
-    /// deactivated so that nothing it acquired leaks.
+    /// Jobs run on a few worker tasks (see ``JobPool``), which hand outcomes back in batches: the kernel reads
+    /// every outcome waiting when it is told of the first, and starts the jobs they ready. One timer covers every
+    /// job: all share one time limit, so only the earliest pending deadline needs watching. A job that outlives
+    /// its limit is cancelled and reported timed out; should it finish later and hand back a module, that module
+    /// is deactivated so that nothing it acquired leaks.
     func runInDependencyOrder(_ positions: [Int], kind: Schedule.Kind) async {
         guard !positions.isEmpty else { return }
         runCount += 1
         let nodes = graph.nodes
         let schedule = Schedule(
-            run: runCount, kind: kind,
-            timeLimit: timeLimit(of: kind), positions: positions, size: nodes.count,
+            run: runCount, kind: kind, timeLimit: timeLimit(of: kind), width: options.maximumConcurrentActivations,
+            positions: positions, size: nodes.count,
             waitsOn: { kind == .deactivation ? nodes[$0].dependents : nodes[$0].dependencies })
         schedule.parent = ServiceContext.current
         self.schedule = schedule
@@ -28,53 +28,48 @@ extension Kernel {
         self.schedule = nil
     }
 
-    /// A job of run `run` ended with `outcome`; returns `false` when the kernel had already given up on it.
-    func jobFinished(run: Int, index: Int, _ outcome: Outcome) -> Bool {
-        guard let schedule, schedule.run == run, schedule.running.removeValue(forKey: index) != nil else {
-            return false
-        }
-        finish(index, outcome, schedule.kind)
-        schedule.done(index)
-        advance(schedule)
-        return true
-    }
-
-    /// The earliest deadline of run `run` passed: times out every job past its deadline.
-    func deadlinePassed(run: Int) {
+    /// Workers of run `run` handed in outcomes: finishes each, and starts what they readied.
+    func jobsFinished(run: Int) {
         guard let schedule, schedule.run == run else { return }
-        schedule.timer = nil
-        let now = clock.now()
-        while let deadline = schedule.earliestDeadline(), deadline <= now {
-            let index = schedule.deadlines[schedule.deadlineHead].index
-            schedule.deadlineHead += 1
-            guard let task = schedule.running.removeValue(forKey: index) else { continue }
-            task.cancel()
-            finish(index, Outcome(result: .timedOut, duration: schedule.timeLimit), schedule.kind)
+        for (index, outcome) in schedule.pool.takeOutcomes() {
+            finish(index, outcome, schedule.kind)
             schedule.done(index)
         }
         advance(schedule)
     }
 
-    /// Starts ready jobs up to the width, keeps the timer on the earliest deadline, and ends the run when
-    /// nothing remains.
+    /// The earliest deadline of run `run` passed: times out every job past its deadline.
+    func deadlinePassed(run: Int) {
+        guard let schedule, schedule.run == run else { return }
+        let (overdue, next) = schedule.pool.abandonOverdue(now: clock.now())
+        for (index, task) in overdue {
+            task?.cancel()
+            finish(index, Outcome(result: .timedOut, duration: schedule.pool.timeLimit), schedule.kind)
+            schedule.done(index)
+        }
+        if let next { schedule.pool.setTimer(Self.wake(self, clock: clock, run: run, at: next)) }
+        // Outcomes handed in meanwhile are read too, so that the run can end.
+        jobsFinished(run: run)
+    }
+
+    /// Starts every ready job and the workers they need, and ends the run when nothing remains.
     private func advance(_ schedule: Schedule) {
-        while schedule.running.count < options.maximumConcurrentActivations, let index = schedule.nextReady() {
-            let job = start(index, schedule.kind)
-            guard let job else {
+        var jobs: [JobPool.Job] = []
+        while let index = schedule.nextReady() {
+            guard let job = start(index, schedule.kind) else {
                 schedule.done(index)
                 continue
             }
             let span = startJobSpan(index, schedule.kind, parent: schedule.parent)
-            schedule.spans[index] = span
-            schedule.running[index] = Self.spawn(
-                job, kernel: self, clock: clock, run: schedule.run, index: index, context: span.context)
-            schedule.deadlines.append((index, clock.now() + schedule.timeLimit))
+            if telemetry.traces { schedule.spans[index] = span }
+            jobs.append(JobPool.Job(index: index, work: job, context: span.context))
         }
-        if schedule.timer == nil, let deadline = schedule.earliestDeadline() {
-            schedule.timer = Self.wake(self, clock: clock, run: schedule.run, at: deadline)
+        for worker in schedule.pool.add(jobs) {
+            schedule.pool.setTask(
+                Self.work(schedule.pool, worker: worker, kernel: self, clock: clock, run: schedule.run), of: worker)
         }
         if schedule.remaining == 0 {
-            schedule.timer?.cancel()
+            schedule.pool.close()
             schedule.completion?.resume()
             schedule.completion = nil
         }
@@ -107,23 +102,29 @@ extension Kernel {
         }
     }
 
-    /// Starts `job` off the kernel's actor (task-local values still flow in). Reports the outcome unless the
-    /// kernel gave up on the job first, in which case a module it hands back is deactivated instead.
-    private nonisolated static func spawn(
-        _ job: @escaping ModuleJob, kernel: Kernel, clock: KernelClock, run: Int, index: Int, context: ServiceContext
+    /// Starts a worker off the kernel's actor (task-local values still flow in): it runs the pool's jobs one after
+    /// the other and hands in their outcomes, telling the kernel when it is the first to. A worker the kernel gave
+    /// up on stops; a module its late job hands back is deactivated instead.
+    private nonisolated static func work(
+        _ pool: JobPool, worker: Int, kernel: Kernel, clock: KernelClock, run: Int
     ) -> Task<Void, Never> {
         Task {
-            let began = clock.now()
-            let result: Outcome.Result
-            do {
-                result = .finished(try await ServiceContext.$current.withValue(context) { try await job() })
-            } catch {
-                result = .threw(error)
-            }
-            let outcome = Outcome(result: result, duration: clock.now() - began)
-            let accepted = await kernel.jobFinished(run: run, index: index, outcome)
-            if !accepted, case .finished(let module?) = result {
-                await module.deactivate()
+            while let (job, began, armTimer) = pool.next(for: worker, now: clock.now) {
+                if let armTimer { pool.setTimer(wake(kernel, clock: clock, run: run, at: armTimer)) }
+                let result: Outcome.Result
+                do {
+                    result = .finished(
+                        try await ServiceContext.$current.withValue(job.context) { try await job.work() })
+                } catch {
+                    result = .threw(error)
+                }
+                switch pool.finish(worker, job.index, Outcome(result: result, duration: clock.now() - began)) {
+                case .taken(let tellKernel):
+                    if tellKernel { await kernel.jobsFinished(run: run) }
+                case .abandoned:
+                    if case .finished(let module?) = result { await module.deactivate() }
+                    return
+                }
             }
         }
     }

@@ -151,7 +151,7 @@ public actor Kernel {
         self.graph = ModuleGraph(
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         self.serviceRuntime = ServiceRuntime(
-            graph: graph, preview: options.preview, observer: ServiceTelemetry(telemetry: telemetry))
+            graph: graph, preview: options.preview, observer: ServiceTelemetry.observer(for: telemetry))
         let clock = self.clock
         let eventHub = EventHub(
             telemetry: telemetry,
@@ -404,12 +404,13 @@ public actor Kernel {
     }
 
     /// Replaces the graph after the catalog changed, keeping each remaining module's record and built services.
-    func rebuildGraph() {
+    /// The boxes of `forgotten`, a module uninstalled, are not kept.
+    func rebuildGraph(forgetting forgotten: ModuleID? = nil) {
         let previous = Dictionary(uniqueKeysWithValues: zip(graph.ids, records))
         graph = makeGraph(catalog)
         serviceRuntime = ServiceRuntime(
-            graph: graph, previous: serviceRuntime.boxes, preview: options.preview,
-            observer: ServiceTelemetry(telemetry: telemetry))
+            graph: graph, previous: serviceRuntime, forgetting: forgotten, preview: options.preview,
+            observer: ServiceTelemetry.observer(for: telemetry))
         records = graph.nodes.map { previous[$0.id] ?? Record() }
         stateCounts = [:]
         deeplinkRouter.setOwners(graph.deeplinkOwners)

@@ -1,8 +1,8 @@
 internal import Mosaic
 internal import Tracing
 
-/// One module's activation or deactivation, run in a task of its own so that a module that never returns can be
-/// abandoned; returns the module instance when there is one to keep.
+/// One module's activation or deactivation, run by a worker task (see ``JobPool``) that the kernel can give up on
+/// when the module never returns; returns the module instance when there is one to keep.
 typealias ModuleJob = @Sendable () async throws -> (any Module)?
 
 /// How a job ended, and how long it ran.
@@ -18,7 +18,7 @@ struct Outcome: Sendable {
 }
 
 /// The bookkeeping of one run of jobs in dependency order. It lives on the kernel's actor and is touched only
-/// there, so it needs no lock of its own.
+/// there, so it needs no lock of its own; what the workers share with the kernel is in ``pool``.
 final class Schedule {
     enum Kind: Equatable {
         case activation
@@ -32,7 +32,6 @@ final class Schedule {
     /// Distinguishes this run from earlier ones, whose late timers must be ignored.
     let run: Int
     let kind: Kind
-    let timeLimit: Duration
     /// For each position, how many of the positions it waits on are not done yet.
     var waiting: [Int]
     /// For each position, the positions waiting on it.
@@ -40,26 +39,22 @@ final class Schedule {
     var ready: [Int] = []
     var readyHead = 0
     var remaining: Int
-    /// The tasks of the jobs under way. A job is removed when it finishes or times out, whichever comes first;
-    /// the other then finds it gone.
-    var running: [Int: Task<Void, Never>] = [:]
-    /// Deadlines in launch order; with one time limit for every job, that is also deadline order.
-    /// Each deadline is a reading of the kernel's clock.
-    var deadlines: [(index: Int, at: Duration)] = []
-    var deadlineHead = 0
-    var timer: Task<Void, Never>?
+    /// The jobs started and not yet run, the workers running them, and their outcomes.
+    let pool: JobPool
     var completion: CheckedContinuation<Void, Never>?
     /// The service context of the operation the run belongs to: its jobs' spans are children of it.
     var parent: ServiceContext?
-    /// The span of each job under way.
+    /// The span of each job under way (only when a tracer records them).
     var spans: [Int: any Span] = [:]
 
     /// A run over `positions` of a graph of `size` modules, each waiting on the positions `waitsOn` names that are
     /// themselves in the run.
-    init(run: Int, kind: Kind, timeLimit: Duration, positions: [Int], size: Int, waitsOn: (Int) -> [Int]) {
+    init(
+        run: Int, kind: Kind, timeLimit: Duration, width: Int, positions: [Int], size: Int, waitsOn: (Int) -> [Int]
+    ) {
         self.run = run
         self.kind = kind
-        self.timeLimit = timeLimit
+        self.pool = JobPool(width: width, timeLimit: timeLimit)
         self.remaining = positions.count
         var member = [Bool](repeating: false, count: size)
         for index in positions { member[index] = true }
@@ -90,9 +85,4 @@ final class Schedule {
         return ready[readyHead]
     }
 
-    /// The earliest deadline of a job still running.
-    func earliestDeadline() -> Duration? {
-        while deadlineHead < deadlines.count, running[deadlines[deadlineHead].index] == nil { deadlineHead += 1 }
-        return deadlineHead < deadlines.count ? deadlines[deadlineHead].at : nil
-    }
 }

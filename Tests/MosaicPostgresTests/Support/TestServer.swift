@@ -44,26 +44,47 @@ final class TestServer: Sendable {
         self.programs = programs
     }
 
+    /// Servers start one at a time: a server inherits whatever descriptors the test process has open when it is
+    /// spawned, and would keep another suite's port check, and with it that port, if they overlapped.
+    private static let starting = Mutex(())
+
     /// Starts a server.
-    static func start() async throws -> TestServer {
+    static func start() throws -> TestServer {
         guard let programs = programDirectory else {
             throw TestServerError("PostgreSQL is required here but initdb was not found; apt-get install postgresql")
         }
+        return try starting.withLock { _ in try start(programs) }
+    }
+
+    private static func start(_ programs: URL) throws -> TestServer {
         let directory = FileManager.default.temporaryDirectory.appending(path: "mosaic-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let asRoot = getuid() == 0
         if asRoot { try run("/bin/chown", ["nobody", directory.path]) }
         let data = directory.appending(path: "data").path
-        let port = try await freePort()
-        let server = TestServer(port: port, directory: directory, programs: programs)
-        try server.runPostgres("initdb", ["-D", data, "-U", "mosaic", "-A", "trust", "-E", "UTF8", "--no-sync"])
-        try server.runPostgres(
-            "pg_ctl",
-            [
-                "-D", data, "-l", directory.appending(path: "server.log").path, "-w", "-t", "60", "-o",
-                "-F -p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
-            ])
-        return server
+        let log = directory.appending(path: "server.log")
+        try TestServer(port: 0, directory: directory, programs: programs).runPostgres(
+            "initdb", ["-D", data, "-U", "mosaic", "-A", "trust", "-E", "UTF8", "--no-sync"])
+        // A port found free can still be taken before the server binds it; starting again elsewhere is the remedy.
+        var failures: [String] = []
+        for _ in 1...3 {
+            let server = TestServer(port: try freePort(), directory: directory, programs: programs)
+            do {
+                try server.runPostgres(
+                    "pg_ctl",
+                    [
+                        "-D", data, "-l", log.path, "-w", "-t", "60", "-o",
+                        "-F -p \(server.port) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
+                    ])
+                return server
+            } catch {
+                let serverLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                failures.append("\(error)\nserver log:\n\(serverLog.suffix(2_000))")
+                print("PostgreSQL did not start on port \(server.port); trying another. \(failures.last ?? "")")
+            }
+        }
+        try? FileManager.default.removeItem(at: directory)
+        throw TestServerError(failures.joined(separator: "\n---\n"))
     }
 
     /// Stops the server and deletes its cluster.
@@ -136,12 +157,28 @@ final class TestServer: Sendable {
         }
     }
 
-    private static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 0
-        try await channel.close()
-        return port
+    /// A port nothing listens on, below the range the system hands out to outgoing connections (a port from that
+    /// range can be taken by a test's client connection before the server binds it). The probe's socket is closed
+    /// on exec, so no child keeps it.
+    private static func freePort() throws -> Int {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let port = Int.random(in: 20_000..<32_768, using: &generator)
+            let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard probe >= 0 else { break }
+            defer { close(probe) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if bound == 0 { return port }
+        }
+        throw TestServerError("no free port between 20000 and 32767 on 127.0.0.1")
     }
 }
 
@@ -153,7 +190,7 @@ extension TestServer {
         func provideScope(
             for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
         ) async throws {
-            let server = try await TestServer.start()
+            let server = try TestServer.start()
             defer { server.stop() }
             try await TestServer.$current.withValue(server) { try await function() }
         }
