@@ -58,11 +58,11 @@ struct PostgresEventStore: DurableEventStore {
         }.sorted { $0.id < $1.id }
     }
 
-    func complete(_ delivery: Int64) async throws {
+    func complete(_ deliveries: [Int64]) async throws {
         _ = try await connections.run(
             """
             UPDATE mosaic_delivery SET state = 'done', completed_at = now(), claimed_until = NULL, last_error = NULL
-            WHERE id = \(delivery)
+            WHERE id = ANY(\(deliveries))
             """)
     }
 

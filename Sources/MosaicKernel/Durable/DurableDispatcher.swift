@@ -45,24 +45,42 @@ struct DurableDispatcher: Sendable {
             }
             guard !claimed.isEmpty else { return }
             let claimedAt = clock.now()
+            var done: [Int64] = []
             for (position, delivery) in claimed.enumerated() {
                 // A handler starts only while the claim has at least half its lease left, which covers its limit.
                 guard !Task.isCancelled, clock.now() - claimedAt < options.claimLease / 2 else {
                     try? await store.release(claimed[position...].map(\.id))
                     break
                 }
-                await handle(delivery)
+                if await handle(delivery) { done.append(delivery.id) }
             }
+            await complete(done)
         }
     }
 
-    private func handle(_ delivery: DurableDelivery) async {
+    /// Records the batch's handled deliveries as done, in one write: a crash before it repeats them (at least
+    /// once), which costs less than a write per event.
+    private func complete(_ done: [Int64]) async {
+        guard !done.isEmpty else { return }
+        do {
+            try await store.complete(done)
+            count("completed", by: done.count)
+        } catch {
+            // The claims lapse and the deliveries are attempted again: at least once, never lost.
+            logger.warning(
+                "could not record \(done.count) of \(subscriber)'s deliveries as done; they will be attempted again",
+                metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Runs the handler on `delivery`; `true` when it succeeded (the caller records it done), else records the
+    /// failure: a retry after a backoff, or parked.
+    private func handle(_ delivery: DurableDelivery) async -> Bool {
         let outcome = await runWithinLimit { try await deliver(delivery) }
         do {
             switch outcome {
             case .success:
-                try await store.complete(delivery.id)
-                count("completed")
+                return true
             case .failure where Task.isCancelled:
                 // The module is deactivating: the attempt did not fail, it was cut short.
                 try await store.release([delivery.id])
@@ -84,6 +102,7 @@ struct DurableDispatcher: Sendable {
                 "could not record the outcome of \(subscriber)'s delivery; it will be attempted again",
                 metadata: ["event": "\(delivery.event)", "error": "\(error)"])
         }
+        return false
     }
 
     private func park(_ delivery: DurableDelivery, _ error: String) async throws {
@@ -94,8 +113,9 @@ struct DurableDispatcher: Sendable {
         count("parked")
     }
 
-    private func count(_ outcome: String) {
-        outbox.telemetry.count(MetricName.durableDeliveries, [("subscriber", subscriber), ("outcome", outcome)])
+    private func count(_ outcome: String, by amount: Int = 1) {
+        outbox.telemetry.count(
+            MetricName.durableDeliveries, [("subscriber", subscriber), ("outcome", outcome)], by: amount)
     }
 
     /// Runs `work`, giving up on it (cancelled, and reported timed out) once the handler time limit passes; a

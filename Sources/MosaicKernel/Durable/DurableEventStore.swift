@@ -89,8 +89,8 @@ package protocol DurableEventStore: Sendable {
     /// Claims up to `limit` of `subscriber`'s due deliveries (pending, not claimed or with the claim's lease run
     /// out) for `lease`, oldest first; counts an attempt on each.
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery]
-    /// The handler finished `delivery`: it is done for good.
-    func complete(_ delivery: Int64) async throws
+    /// The handler finished `deliveries`: they are done for good.
+    func complete(_ deliveries: [Int64]) async throws
     /// The attempt failed with `error`: claimable again after `delay`.
     func retry(_ delivery: Int64, after delay: Duration, error: String) async throws
     /// The last attempt failed with `error`: parked until resubmitted.

@@ -81,10 +81,12 @@ final class MemoryDurableStore: DurableEventStore {
         }
     }
 
-    func complete(_ delivery: Int64) {
+    func complete(_ deliveries: [Int64]) {
         state.withLock { state in
-            guard let done = state.deliveries.removeValue(forKey: delivery) else { return }
-            state.open[done.subscriber]?.removeAll { $0 == delivery }
+            for delivery in deliveries {
+                guard let done = state.deliveries.removeValue(forKey: delivery) else { continue }
+                state.open[done.subscriber]?.removeAll { $0 == delivery }
+            }
         }
     }
 
