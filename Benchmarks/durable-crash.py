@@ -11,7 +11,8 @@ Starts a PostgreSQL cluster of its own (in a temporary directory, as `nobody` wh
 
 The consumer's handler makes its effect idempotent with the envelope id (a row per event in demo_effect) and logs
 every call (demo_call), so each scenario prints events committed, effects applied, handler calls and duplicates,
-and exits non-zero when an event is lost or an effect applied twice. Run from the repository root, after
+and exits non-zero when an event is lost, a process fails, or (with two consumers and no crash) an event is handled
+twice. Run from the repository root, after
 `swift build -c release --package-path Benchmarks`:
 
     python3 Benchmarks/durable-crash.py [Benchmarks/.build/release/MosaicBenchmarks]
@@ -105,7 +106,8 @@ try:
     first.send_signal(signal.SIGKILL)
     first.wait()
     killed_at = int(sql(name, "SELECT count(*) FROM demo_effect"))
-    publisher.wait()
+    if publisher.wait() != 0:
+        failures.append("consumer killed: the publisher failed (its log is in the temporary directory)")
     consumer(name)
     wait_until(lambda: int(sql(name, "SELECT count(*) FROM demo_effect")) >= events, "every event handled")
     print(f"consumer killed with SIGKILL after {killed_at} effects, then restarted")
@@ -131,7 +133,8 @@ try:
     name = database("two_consumers")
     consumer(name)
     consumer(name)
-    start("publish", name, str(events)).wait()
+    if start("publish", name, str(events)).wait() != 0:
+        failures.append("two consumers: the publisher failed")
     wait_until(lambda: int(sql(name, "SELECT count(*) FROM demo_effect")) >= events, "every event handled")
     if report(name, "two consumers", events) != 0:
         failures.append("two consumers: an event was handled by both while nothing crashed")

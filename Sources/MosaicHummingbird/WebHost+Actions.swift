@@ -46,7 +46,7 @@ extension WebHost {
                 return await shell(
                     problemPage(
                         status: 404, "Nothing to resubmit",
-                        "Delivery \(delivery) is not waiting: it was resubmitted already, or there is no such delivery."
+                        "Delivery \(delivery) is not waiting (it was resubmitted already, or there is no such delivery), or its handler's module is not installed, so no handler would take it."
                     ))
             }
         } catch {

@@ -35,10 +35,12 @@ struct PostgresEventStore: DurableEventStore {
     }
 
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery] {
+        let claim = UUID()
         let rows = try await connections.run(
             """
             UPDATE mosaic_delivery delivery
-            SET attempts = delivery.attempts + 1, claimed_until = now() + make_interval(secs => \(lease.seconds))
+            SET attempts = delivery.attempts + 1, claimed_until = now() + make_interval(secs => \(lease.seconds)),
+                claim = \(claim)
             FROM mosaic_event event
             WHERE delivery.id IN (
                 SELECT id FROM mosaic_delivery
@@ -54,40 +56,42 @@ struct PostgresEventStore: DurableEventStore {
                 (Int64, UUID, String, String, String, Date, Int).self)
             return DurableDelivery(
                 id: id, event: event, type: type, payload: Data(payload.utf8), sender: ModuleID(rawValue: sender),
-                publishedAt: publishedAt, attempt: attempt)
+                publishedAt: publishedAt, attempt: attempt, claim: claim)
         }.sorted { $0.id < $1.id }
     }
 
-    func complete(_ deliveries: [Int64]) async throws {
-        _ = try await connections.run(
-            """
-            UPDATE mosaic_delivery SET state = 'done', completed_at = now(), claimed_until = NULL, last_error = NULL
-            WHERE id = ANY(\(deliveries))
-            """)
-    }
-
-    func retry(_ delivery: Int64, after delay: Duration, error: String) async throws {
+    func complete(_ deliveries: [Int64], claim: UUID) async throws {
         _ = try await connections.run(
             """
             UPDATE mosaic_delivery
-            SET claimed_until = NULL, due_at = now() + make_interval(secs => \(delay.seconds)), last_error = \(error)
-            WHERE id = \(delivery) AND state = 'pending'
+            SET state = 'done', completed_at = now(), claimed_until = NULL, claim = NULL, last_error = NULL
+            WHERE id = ANY(\(deliveries)) AND claim = \(claim)
             """)
     }
 
-    func park(_ delivery: Int64, error: String) async throws {
+    func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) async throws {
         _ = try await connections.run(
             """
-            UPDATE mosaic_delivery SET state = 'parked', claimed_until = NULL, last_error = \(error)
-            WHERE id = \(delivery) AND state = 'pending'
+            UPDATE mosaic_delivery
+            SET claimed_until = NULL, claim = NULL, due_at = now() + make_interval(secs => \(delay.seconds)),
+                last_error = \(error)
+            WHERE id = \(delivery) AND claim = \(claim) AND state = 'pending'
             """)
     }
 
-    func release(_ deliveries: [Int64]) async throws {
+    func park(_ delivery: Int64, claim: UUID, error: String) async throws {
         _ = try await connections.run(
             """
-            UPDATE mosaic_delivery SET claimed_until = NULL, attempts = greatest(attempts - 1, 0)
-            WHERE id = ANY(\(deliveries)) AND state = 'pending'
+            UPDATE mosaic_delivery SET state = 'parked', claimed_until = NULL, claim = NULL, last_error = \(error)
+            WHERE id = \(delivery) AND claim = \(claim) AND state = 'pending'
+            """)
+    }
+
+    func release(_ deliveries: [Int64], claim: UUID) async throws {
+        _ = try await connections.run(
+            """
+            UPDATE mosaic_delivery SET claimed_until = NULL, claim = NULL, attempts = greatest(attempts - 1, 0)
+            WHERE id = ANY(\(deliveries)) AND claim = \(claim) AND state = 'pending'
             """)
     }
 
@@ -113,7 +117,8 @@ struct PostgresEventStore: DurableEventStore {
         let rows = try await connections.run(
             """
             UPDATE mosaic_delivery SET state = 'pending', attempts = 0, due_at = now(), last_error = NULL
-            WHERE id = \(delivery) AND state IN ('parked', 'abandoned') RETURNING id
+            WHERE id = \(delivery) AND state IN ('parked', 'abandoned')
+                AND subscriber IN (SELECT subscriber FROM mosaic_event_handler) RETURNING id
             """)
         return !rows.isEmpty
     }
@@ -122,7 +127,7 @@ struct PostgresEventStore: DurableEventStore {
         _ = try await connections.run(
             """
             WITH gone AS (DELETE FROM mosaic_event_handler WHERE module = \(module.rawValue) RETURNING subscriber)
-            UPDATE mosaic_delivery SET state = 'abandoned', claimed_until = NULL, last_error = \(reason)
+            UPDATE mosaic_delivery SET state = 'abandoned', claimed_until = NULL, claim = NULL, last_error = \(reason)
             WHERE state = 'pending' AND subscriber IN (SELECT subscriber FROM gone)
             """)
     }

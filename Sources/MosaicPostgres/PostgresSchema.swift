@@ -72,7 +72,9 @@ enum PostgresSchema {
         // 2: the outbox of durable events. Each event is one row; each handler's delivery of it another, made in
         // the same statement as the event from the handlers registered for its type. A delivery is claimed by
         // setting `claimed_until` (FOR UPDATE SKIP LOCKED, so claimers never wait for each other), and is pending
-        // until done, parked after its last attempt, or abandoned with its handler's module.
+        // until done, parked after its last attempt, or abandoned with its handler's module. Each claim has its own
+        // `claim` id, and only its holder may record an outcome, so a claimer whose lease ran out cannot undo the
+        // claim of the instance that took the delivery over.
         [
             """
             CREATE TABLE mosaic_event_handler (
@@ -91,7 +93,7 @@ enum PostgresSchema {
                 subscriber text NOT NULL,
                 state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'parked', 'abandoned')),
                 attempts integer NOT NULL DEFAULT 0, due_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-                claimed_until timestamptz, last_error text, completed_at timestamptz,
+                claimed_until timestamptz, claim uuid, last_error text, completed_at timestamptz,
                 UNIQUE (event_id, subscriber))
             """,
             "CREATE INDEX mosaic_delivery_due ON mosaic_delivery (subscriber, id) WHERE state = 'pending'",

@@ -127,6 +127,43 @@ final class Handled: Sendable {
         await kernel.shutdown()
     }
 
+    @Test("a module deactivating waits for its running handler, up to its time limit, before deactivate() runs")
+    func deactivationWaitsForTheHandler() async throws {
+        let log = EventLog()
+        var options = KernelOptions(clock: clock)
+        options.durableEvents = DurableEventOptions(handlerTimeLimit: .seconds(5))
+        let kernel = makeKernel(
+            [
+                eventModule("com.app.shop", contexts: contexts),
+                serviceModule(
+                    "com.app.mail", entitlements: ["mail"], log: log, onActivate: { contexts.keep($0) },
+                    register: { _ in }),
+            ], entitlements: ["mail"], options: options)
+        try await kernel.boot()
+        let gate = Gate()
+        let cancelled = Gate()
+        let handled = Handled()
+        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
+            // Ignores its cancellation, as slow handler code may.
+            await withTaskCancellationHandler {
+                await gate.wait()
+            } onCancel: {
+                cancelled.open()
+            }
+            handled.record(envelope)
+        }
+        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
+        let revoking = Task { try await kernel.revoke("mail") }
+        await cancelled.wait()
+        for _ in 0..<1_000 { await Task.yield() }
+        #expect(log.deactivations.isEmpty, "deactivate() waits while the handler runs")
+        gate.open()
+        try await revoking.value
+        #expect(log.deactivations == ["com.app.mail"] && handled.envelopes.count == 1)
+        #expect(try await kernel.undeliveredEvents().isEmpty)
+        await kernel.shutdown()
+    }
+
     @Test("events published while the handler's module is inactive wait for it, and come when it is back")
     func waitsForInactiveHandler() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", ["mail"])])

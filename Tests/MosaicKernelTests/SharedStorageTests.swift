@@ -114,6 +114,28 @@ struct SharedStorageTests {
         #expect(store.events.withLock { $0.map(\.type) } == ["com.test.order-placed"], "the event was stored once")
     }
 
+    @Test func aTransactionWhoseChangeOfAKeyInMemoryThrowsStoresNothing() throws {
+        let store = SilentSharedStore()
+        let hub = Self.hubWithOutbox(store)
+        let visits = StateKey("test.visits", initial: 0)
+        var transaction = StateTransaction()
+        transaction.set(Self.city, to: "Lima")
+        transaction.publish(OrderPlaced(order: 9))
+        transaction.update(visits) { _ in throw MailError.serverDown }
+        #expect(throws: MailError.self) { try hub.commit(transaction, as: StateHub.host) }
+        #expect(store.value("test.city") == nil && store.events.withLock { $0.isEmpty })
+    }
+
+    @Test func withoutSharedStorageATransactionWhoseSecondChangeThrowsStoresNothing() throws {
+        let hub = StateHub(directory: nil)
+        let visits = StateKey("test.visits", initial: 0)
+        var transaction = StateTransaction()
+        transaction.set(Self.city, to: "Lima")
+        transaction.update(visits) { _ in throw MailError.serverDown }
+        #expect(throws: MailError.self) { try hub.commit(transaction, as: StateHub.host) }
+        #expect(hub.read(Self.city) == "Chicago")
+    }
+
     @Test func aTransactionWhoseChangeThrowsStoresNothing() throws {
         let store = SilentSharedStore()
         let hub = Self.hubWithOutbox(store)

@@ -86,10 +86,10 @@ struct DurableInstance {
 
 @Suite(.serialized, TestServer.scope, .enabled(if: TestServer.shouldRun, TestServer.skipReason))
 struct PostgresDurableEventTests {
-    /// Short enough for a test to see a lapsed claim taken over; the lease is twice the handler limit.
+    /// Short enough for a test to see a lapsed claim taken over; the lease is three times the handler limit.
     static let quick = DurableEventOptions(
         maximumAttempts: 2, firstRetryDelay: .milliseconds(20), maximumRetryDelay: .milliseconds(20),
-        handlerTimeLimit: .milliseconds(500), claimLease: .seconds(1), pollInterval: .milliseconds(50))
+        handlerTimeLimit: .milliseconds(300), claimLease: .milliseconds(900), pollInterval: .milliseconds(50))
 
     @Test func twoInstancesShareOneHandlerWithoutHandlingAnEventTwice() async throws {
         let url = try await TestServer.running().makeDatabase()
@@ -105,11 +105,12 @@ struct PostgresDurableEventTests {
         print(
             "a handled \(handled.filter { $0.instance == "a" }.count), b \(handled.filter { $0.instance == "b" }.count)"
         )
+        // Each instance records a batch done after the batch; stopping waits for that.
+        await a.stop()
+        await b.stop()
         let rows = try await TestServer.running().execute(
             "SELECT count(*) FROM mosaic_delivery WHERE state = 'done'", in: PostgresSharedStateTests.name(of: url))
         #expect(try rows.first?.decode(Int.self) == count)
-        await a.stop()
-        await b.stop()
     }
 
     @Test func aClaimLeftByACrashedInstanceIsTakenOver() async throws {
@@ -170,20 +171,27 @@ struct PostgresDurableEventTests {
             for instance in [a, b] {
                 group.addTask {
                     for order in 1...perInstance {
-                        // A transaction that loses every race is refused whole; writing it again is the caller's.
+                        // A transaction that loses every race is refused whole; running it again is the caller's.
+                        var refusals = 0
                         while (try? instance.shop.state.transaction { transaction in
                             transaction.update(.counter) { $0 += 1 }
                             transaction.publish(Receipt(order: order))
-                        }) == nil {}
+                        }) == nil, refusals < 100 {
+                            refusals += 1
+                        }
+                        #expect(refusals < 100, "a transaction was refused 100 times in a row")
                     }
                 }
             }
         }
         await deliveries.waitFor(distinct: 2 * perInstance)
-        #expect(deliveries.all.count == 2 * perInstance, "one event per committed write, none from a rolled-back try")
         #expect(await first(a.kernel.sharedState.values(of: .counter)) { $0 == 2 * perInstance } == 2 * perInstance)
         await a.stop()
         await b.stop()
+        #expect(deliveries.all.count == 2 * perInstance, "one event per committed write, none from a rolled-back try")
+        let events = try await TestServer.running().execute(
+            "SELECT count(*) FROM mosaic_event", in: PostgresSharedStateTests.name(of: url))
+        #expect(try events.first?.decode(Int.self) == 2 * perInstance)
     }
 
     @Test func anUninstalledHandlersEventsAreAbandonedForEveryInstance() async throws {

@@ -39,9 +39,9 @@ struct DurableBenchInstance {
         let backend = try await PostgresBackend.connect(url: url, logger: quiet)
         var options = KernelOptions()
         options.sharedStorage = backend.storage
-        // A claim left by a killed instance lapses after 4 s (the crash demonstration waits that long once).
+        // A claim left by a killed instance lapses after 3 s (the crash demonstration waits that long once).
         options.durableEvents = DurableEventOptions(
-            handlerTimeLimit: .seconds(2), claimLease: .seconds(4), batchSize: 64)
+            handlerTimeLimit: .seconds(1), claimLease: .seconds(3), batchSize: 64)
         let shop = Mutex<ActivationContext?>(nil)
         var catalog = ModuleCatalog()
         catalog.add(

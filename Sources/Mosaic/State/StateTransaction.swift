@@ -9,11 +9,11 @@
 /// }
 /// ```
 ///
-/// The body only records; the kernel then runs the changes on the current values and commits. When another
-/// instance wrote one of the keys first, the kernel takes its values and runs the changes again (as a single
-/// ``SharedState/update(_:_:)`` does), so keep changes free of side effects. Without shared storage, the writes are
-/// applied key by key and the events go to the in-process outbox afterwards: a crash there loses the outbox anyway.
-/// Keys kept in memory (``StatePersistence/memory``) are written after the commit.
+/// The body only records; the kernel then runs every change on copies of the current values, and stores nothing
+/// unless all of them succeed. When another instance wrote one of the keys first, the kernel takes its values and
+/// runs the changes again (as a single ``SharedState/update(_:_:)`` does), so keep changes free of side effects.
+/// Without shared storage, the keys are saved one after another (a disk failure part-way leaves the keys before it
+/// saved) and the events go to the in-process outbox after them, which a crash loses anyway.
 public struct StateTransaction: Sendable {
     /// One recorded write: runs its change through whatever stages it.
     package struct Write: Sendable {

@@ -1,3 +1,4 @@
+internal import Foundation
 internal import Logging
 internal import Mosaic
 internal import Synchronization
@@ -34,6 +35,8 @@ struct DurableDispatcher: Sendable {
     /// Claims and handles batches until none is due.
     private func drain() async {
         while !Task.isCancelled {
+            // Read before the claim, so the lease is never thought longer than it is.
+            let claimedAt = clock.now()
             let claimed: [DurableDelivery]
             do {
                 claimed = try await store.claim(subscriber, limit: options.batchSize, lease: options.claimLease)
@@ -43,27 +46,28 @@ struct DurableDispatcher: Sendable {
                     metadata: ["error": "\(error)"])
                 return
             }
-            guard !claimed.isEmpty else { return }
-            let claimedAt = clock.now()
+            guard let claim = claimed.first?.claim else { return }
             var done: [Int64] = []
             for (position, delivery) in claimed.enumerated() {
-                // A handler starts only while the claim has at least half its lease left, which covers its limit.
-                guard !Task.isCancelled, clock.now() - claimedAt < options.claimLease / 2 else {
-                    try? await store.release(claimed[position...].map(\.id))
+                // A handler starts only while the lease has room for it and, after it, for recording the batch.
+                guard !Task.isCancelled,
+                    clock.now() - claimedAt < options.claimLease - options.handlerTimeLimit * 2
+                else {
+                    try? await store.release(claimed[position...].map(\.id), claim: claim)
                     break
                 }
                 if await handle(delivery) { done.append(delivery.id) }
             }
-            await complete(done)
+            await complete(done, claim: claim)
         }
     }
 
     /// Records the batch's handled deliveries as done, in one write: a crash before it repeats them (at least
     /// once), which costs less than a write per event.
-    private func complete(_ done: [Int64]) async {
+    private func complete(_ done: [Int64], claim: UUID) async {
         guard !done.isEmpty else { return }
         do {
-            try await store.complete(done)
+            try await store.complete(done, claim: claim)
             count("completed", by: done.count)
         } catch {
             // The claims lapse and the deliveries are attempted again: at least once, never lost.
@@ -83,7 +87,7 @@ struct DurableDispatcher: Sendable {
                 return true
             case .failure where Task.isCancelled:
                 // The module is deactivating: the attempt did not fail, it was cut short.
-                try await store.release([delivery.id])
+                try await store.release([delivery.id], claim: delivery.claim)
             case .failure(let error as UnreadableEvent):
                 try await park(delivery, error.description)
             case .failure(let error) where delivery.attempt >= options.maximumAttempts:
@@ -93,7 +97,7 @@ struct DurableDispatcher: Sendable {
                 logger.warning(
                     "durable handler \(subscriber) failed attempt \(delivery.attempt) of \(options.maximumAttempts)",
                     metadata: ["event": "\(delivery.event)", "retry-in": "\(delay)", "error": "\(error)"])
-                try await store.retry(delivery.id, after: delay, error: "\(error)")
+                try await store.retry(delivery.id, claim: delivery.claim, after: delay, error: "\(error)")
                 count("retried")
             }
         } catch {
@@ -109,7 +113,7 @@ struct DurableDispatcher: Sendable {
         logger.error(
             "durable handler \(subscriber) parked an event after \(delivery.attempt) attempts, until resubmitted",
             metadata: ["event": "\(delivery.event)", "error": "\(error)"])
-        try await store.park(delivery.id, error: error)
+        try await store.park(delivery.id, claim: delivery.claim, error: error)
         count("parked")
     }
 
@@ -118,43 +122,79 @@ struct DurableDispatcher: Sendable {
             MetricName.durableDeliveries, [("subscriber", subscriber), ("outcome", outcome)], by: amount)
     }
 
-    /// Runs `work`, giving up on it (cancelled, and reported timed out) once the handler time limit passes; a
-    /// handler that ignores cancellation is left behind rather than waited for.
+    /// Runs `work` within the handler time limit: past it, the work is cancelled and the attempt reported timed
+    /// out (a handler that ignores cancellation is left behind, not waited for). When the caller is cancelled (the
+    /// module deactivates), the work is cancelled too and waited for, up to the same limit, so that it never runs
+    /// beside the module's `deactivate()` nor beside another instance that takes the delivery over.
     private func runWithinLimit(_ work: @escaping @Sendable () async throws -> Void) async -> Result<Void, any Error> {
+        guard !Task.isCancelled else { return .failure(CancellationError()) }
         let limit = options.handlerTimeLimit
         let deadline = clock.now() + limit
-        let once = Mutex<CheckedContinuation<Result<Void, any Error>, Never>?>(nil)
-        let finish: @Sendable (Result<Void, any Error>) -> Void = { result in
-            once.withLock { continuation in
-                continuation?.resume(returning: result)
-                continuation = nil
-            }
-        }
-        var tasks: [Task<Void, Never>] = []
+        let run = HandlerRun()
+        var timer: Task<Void, Never>?
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                once.withLock { $0 = continuation }
-                if Task.isCancelled { finish(.failure(CancellationError())) }
+                run.wait(continuation)
                 let handler = Task {
                     do {
                         try await work()
-                        finish(.success(()))
+                        run.finish(.success(()))
                     } catch {
-                        finish(.failure(error))
+                        run.finish(.failure(error))
                     }
                 }
-                let timer = Task { [clock] in
+                run.started(handler)
+                timer = Task { [clock] in
                     guard (try? await clock.sleep(deadline)) != nil else { return }
+                    // Reported first, so that a handler ending on its cancellation does not report that instead.
+                    run.finish(.failure(HandlerTimedOut(limit: limit)))
                     handler.cancel()
-                    finish(.failure(HandlerTimedOut(limit: limit)))
                 }
-                tasks = [handler, timer]
             }
         } onCancel: {
-            finish(.failure(CancellationError()))
+            run.cancel()
         }
-        for task in tasks { task.cancel() }
+        timer?.cancel()
         return result
+    }
+}
+
+/// One handler call: its task, and the continuation its first outcome (the handler's, or the time limit's) resumes.
+private final class HandlerRun: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Result<Void, any Error>, Never>?
+        var handler: Task<Void, Never>?
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    func wait(_ continuation: CheckedContinuation<Result<Void, any Error>, Never>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// The handler's task started; cancelled at once when the caller already was.
+    func started(_ handler: Task<Void, Never>) {
+        let cancel = state.withLock { state in
+            state.handler = handler
+            return state.cancelled
+        }
+        if cancel { handler.cancel() }
+    }
+
+    /// The caller was cancelled: so is the handler, whose outcome is still awaited.
+    func cancel() {
+        state.withLock { state in
+            state.cancelled = true
+            return state.handler
+        }?.cancel()
+    }
+
+    func finish(_ result: Result<Void, any Error>) {
+        state.withLock { state in
+            defer { state.continuation = nil }
+            return state.continuation
+        }?.resume(returning: result)
     }
 }
 

@@ -10,8 +10,9 @@ public struct DurableEventOptions: Sendable {
     /// How long a handler may take with one event before the attempt counts as failed.
     public var handlerTimeLimit: Duration
     /// How long a claim keeps a delivery from other instances; a claim an instance holds longer (it crashed or
-    /// hangs) is taken over. At least twice ``handlerTimeLimit``: an instance starts no handler on a claim older
-    /// than half the lease, so a claim never lapses while its handler may still run.
+    /// hangs) is taken over. At least three times ``handlerTimeLimit``: an instance starts a handler only while
+    /// the claim has two time limits left (one for the handler, one to record the batch), so a claim never lapses
+    /// while its handler may still run.
     public var claimLease: Duration
     /// How often each handler looks for deliveries whose retry fell due or whose claim lapsed; new events wake it
     /// at once.
@@ -30,9 +31,17 @@ public struct DurableEventOptions: Sendable {
         self.firstRetryDelay = firstRetryDelay
         self.maximumRetryDelay = max(firstRetryDelay, maximumRetryDelay)
         self.handlerTimeLimit = handlerTimeLimit
-        self.claimLease = max(claimLease, handlerTimeLimit * 2)
-        self.pollInterval = pollInterval
+        self.claimLease = max(claimLease, handlerTimeLimit * 3)
+        self.pollInterval = max(pollInterval, .milliseconds(10))
         self.batchSize = max(1, batchSize)
+    }
+
+    /// These options with every bound applied again (a property set after `init` may have left one).
+    var normalized: DurableEventOptions {
+        DurableEventOptions(
+            maximumAttempts: maximumAttempts, firstRetryDelay: firstRetryDelay, maximumRetryDelay: maximumRetryDelay,
+            handlerTimeLimit: handlerTimeLimit, claimLease: claimLease, pollInterval: pollInterval,
+            batchSize: batchSize)
     }
 
     /// The wait after failed attempt `attempt` (from 1): doubling from ``firstRetryDelay``, capped, with jitter.

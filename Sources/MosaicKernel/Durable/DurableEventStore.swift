@@ -15,10 +15,15 @@ package struct DurableDelivery: Sendable {
     package let publishedAt: Date
     /// Which attempt this claim is, from 1.
     package let attempt: Int
+    /// The claim that lent the delivery to this instance: only its holder may record the outcome, so an instance
+    /// whose lease ran out cannot undo the claim of the instance that took the delivery over.
+    package let claim: UUID
 
     package init(
-        id: Int64, event: UUID, type: String, payload: Data, sender: ModuleID, publishedAt: Date, attempt: Int
+        id: Int64, event: UUID, type: String, payload: Data, sender: ModuleID, publishedAt: Date, attempt: Int,
+        claim: UUID
     ) {
+        self.claim = claim
         self.id = id
         self.event = event
         self.type = type
@@ -89,18 +94,19 @@ package protocol DurableEventStore: Sendable {
     /// Claims up to `limit` of `subscriber`'s due deliveries (pending, not claimed or with the claim's lease run
     /// out) for `lease`, oldest first; counts an attempt on each.
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery]
-    /// The handler finished `deliveries`: they are done for good.
-    func complete(_ deliveries: [Int64]) async throws
+    /// The handler finished `deliveries`: they are done for good. Like the calls below, it changes only
+    /// deliveries still held by `claim`.
+    func complete(_ deliveries: [Int64], claim: UUID) async throws
     /// The attempt failed with `error`: claimable again after `delay`.
-    func retry(_ delivery: Int64, after delay: Duration, error: String) async throws
+    func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) async throws
     /// The last attempt failed with `error`: parked until resubmitted.
-    func park(_ delivery: Int64, error: String) async throws
+    func park(_ delivery: Int64, claim: UUID, error: String) async throws
     /// Claimed deliveries this instance will not attempt after all: claimable again now, the attempt not counted.
-    func release(_ deliveries: [Int64]) async throws
+    func release(_ deliveries: [Int64], claim: UUID) async throws
     /// Deliveries parked or abandoned, oldest first, at most `limit`.
     func undelivered(limit: Int) async throws -> [UndeliveredEvent]
     /// Makes a parked or abandoned delivery pending again, with its attempts counted from zero; `false` when there
-    /// is no such delivery waiting.
+    /// is no such delivery waiting, or no handler is registered to take it (its module was uninstalled).
     func resubmit(_ delivery: Int64) async throws -> Bool
     /// `module` was uninstalled: its handlers take no more events, and their pending deliveries are abandoned.
     func abandon(module: ModuleID, reason: String) async throws

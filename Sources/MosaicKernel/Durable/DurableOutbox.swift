@@ -16,7 +16,7 @@ final class DurableOutbox: Sendable {
 
     init(store: any DurableEventStore, options: DurableEventOptions, clock: KernelClock, telemetry: Telemetry) {
         self.store = store
-        self.options = options
+        self.options = options.normalized
         self.clock = clock
         self.telemetry = telemetry
     }
@@ -28,8 +28,9 @@ final class DurableOutbox: Sendable {
             try store.append(id: outgoing.id, type: outgoing.type, payload: outgoing.payload, sender: sender)
         } catch {
             throw EventError(
-                "\(Event.durableName) from \(sender) could not be put into the outbox, so it was not published: "
-                    + "\(error). Publish it again once the outbox's storage is reachable.")
+                "\(Event.durableName) from \(sender) may not have been put into the outbox: \(error). If the storage "
+                    + "answered nothing, the event may still have been stored; publishing again then sends it twice, "
+                    + "under a new id.")
         }
     }
 

@@ -18,7 +18,8 @@ extension Kernel {
     }
 
     /// Gives an undelivered event's handler another round of attempts, counted from the first; `false` when
-    /// `delivery` is not waiting (it was resubmitted already, or there is no such delivery).
+    /// `delivery` is not waiting (it was resubmitted already, or there is no such delivery) or its handler's module
+    /// is not installed, so no handler would take it.
     ///
     /// - Throws: ``KernelError`` when the outbox's storage cannot be written.
     @discardableResult

@@ -12,6 +12,7 @@ final class MemoryDurableStore: DurableEventStore {
         var attempts = 0
         var dueAt: Duration
         var claimedUntil: Duration?
+        var claim: UUID?
         var reason: UndeliveredEvent.Reason?
         var lastError = ""
     }
@@ -63,6 +64,7 @@ final class MemoryDurableStore: DurableEventStore {
 
     func claim(_ subscriber: String, limit: Int, lease: Duration) -> [DurableDelivery] {
         let now = clock.now()
+        let claim = UUID()
         return state.withLock { state in
             var claimed: [DurableDelivery] = []
             for id in state.open[subscriber] ?? [] where claimed.count < limit {
@@ -71,48 +73,44 @@ final class MemoryDurableStore: DurableEventStore {
                 else { continue }
                 state.deliveries[id]?.attempts += 1
                 state.deliveries[id]?.claimedUntil = now + lease
+                state.deliveries[id]?.claim = claim
                 let event = delivery.event
                 claimed.append(
                     DurableDelivery(
                         id: id, event: event.id, type: event.type, payload: event.payload, sender: event.sender,
-                        publishedAt: event.publishedAt, attempt: delivery.attempts + 1))
+                        publishedAt: event.publishedAt, attempt: delivery.attempts + 1, claim: claim))
             }
             return claimed
         }
     }
 
-    func complete(_ deliveries: [Int64]) {
+    func complete(_ deliveries: [Int64], claim: UUID) {
         state.withLock { state in
-            for delivery in deliveries {
+            for delivery in deliveries where state.deliveries[delivery]?.claim == claim {
                 guard let done = state.deliveries.removeValue(forKey: delivery) else { continue }
                 state.open[done.subscriber]?.removeAll { $0 == delivery }
             }
         }
     }
 
-    func retry(_ delivery: Int64, after delay: Duration, error: String) {
+    func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) {
         let now = clock.now()
-        update(delivery) {
-            $0.claimedUntil = nil
+        update(delivery, claim: claim) {
             $0.dueAt = now + delay
             $0.lastError = error
         }
     }
 
-    func park(_ delivery: Int64, error: String) {
-        update(delivery) {
-            $0.claimedUntil = nil
+    func park(_ delivery: Int64, claim: UUID, error: String) {
+        update(delivery, claim: claim) {
             $0.reason = .parked
             $0.lastError = error
         }
     }
 
-    func release(_ deliveries: [Int64]) {
+    func release(_ deliveries: [Int64], claim: UUID) {
         for delivery in deliveries {
-            update(delivery) {
-                $0.claimedUntil = nil
-                $0.attempts -= 1
-            }
+            update(delivery, claim: claim) { $0.attempts -= 1 }
         }
     }
 
@@ -134,7 +132,9 @@ final class MemoryDurableStore: DurableEventStore {
         let now = clock.now()
         let (resubmitted, subscriber, watchers) = state.withLock {
             state -> (Bool, String, [@Sendable (String) -> Void]) in
-            guard let waiting = state.deliveries[delivery], waiting.reason != nil else { return (false, "", []) }
+            guard let waiting = state.deliveries[delivery], waiting.reason != nil,
+                state.subscribers[waiting.subscriber] != nil
+            else { return (false, "", []) }
             state.deliveries[delivery]?.reason = nil
             state.deliveries[delivery]?.attempts = 0
             state.deliveries[delivery]?.dueAt = now
@@ -153,6 +153,7 @@ final class MemoryDurableStore: DurableEventStore {
                 for id in state.open[subscriber] ?? [] where state.deliveries[id]?.reason == nil {
                     state.deliveries[id]?.reason = .abandoned
                     state.deliveries[id]?.claimedUntil = nil
+                    state.deliveries[id]?.claim = nil
                     state.deliveries[id]?.lastError = reason
                 }
             }
@@ -168,10 +169,13 @@ final class MemoryDurableStore: DurableEventStore {
         return SharedWatch { [weak self] in self?.state.withLock { _ = $0.watchers.removeValue(forKey: token) } }
     }
 
-    private func update(_ delivery: Int64, _ change: (inout Delivery) -> Void) {
+    /// Changes `delivery` when `claim` still holds it, and ends the claim.
+    private func update(_ delivery: Int64, claim: UUID, _ change: (inout Delivery) -> Void) {
         state.withLock { state in
-            guard var updated = state.deliveries[delivery] else { return }
+            guard var updated = state.deliveries[delivery], updated.claim == claim else { return }
             change(&updated)
+            updated.claim = nil
+            updated.claimedUntil = nil
             state.deliveries[delivery] = updated
         }
     }

@@ -109,15 +109,24 @@ final class StateHub: StateStore {
             var value = old
             try Self.$isChanging.withValue(true) { try update(&value) }
             guard value != old else { return }
-            if let persister = state.withLock({ persister(for: key.persistence, in: &$0) }) {
-                let data = try Self.encode(value, of: key)
-                try persisting(key.id) { try persister.save(data, version: key.version, for: key.id) }
-            }
-            state.withLock { state in
-                state.entries[key.id]?.value = value
-                state.entries[key.id]?.version = writes.advance()
-                (state.entries[key.id]?.observers as? Broadcast<Value>)?.send(value)
-            }
+            try save(value, of: key)
+            install(value, for: key)
+        }
+    }
+
+    /// Saves `value` where `key` persists locally (its file or database row); nothing for a key in memory.
+    func save<Value>(_ value: Value, of key: StateKey<Value>) throws {
+        guard let persister = state.withLock({ persister(for: key.persistence, in: &$0) }) else { return }
+        let data = try Self.encode(value, of: key)
+        try persisting(key.id) { try persister.save(data, version: key.version, for: key.id) }
+    }
+
+    /// Makes `value` `key`'s value here, and hands it to the key's observers.
+    func install<Value>(_ value: Value, for key: StateKey<Value>) {
+        state.withLock { state in
+            state.entries[key.id]?.value = value
+            state.entries[key.id]?.version = writes.advance()
+            (state.entries[key.id]?.observers as? Broadcast<Value>)?.send(value)
         }
     }
 
