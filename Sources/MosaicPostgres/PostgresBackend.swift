@@ -48,13 +48,17 @@ public final class PostgresBackend: Sendable {
     /// Connects to the database at `url` (see ``PostgresURL``), brings Mosaic's tables up to date, and starts
     /// listening for other instances' changes.
     ///
+    /// A query that has no answer after `queryTimeout` fails, and its connection is closed and made again on the
+    /// next query: a server that stopped answering, or a connection the network dropped without a word, costs
+    /// the callers that long at most, never forever.
+    ///
     /// - Throws: ``PostgresBackendError`` when the URL is malformed, the server cannot be reached or refuses the
     ///   login, or the schema cannot be brought up to date; the message names the fix.
-    public static func connect(url: String, logger: Logger = Logger(label: "mosaic.postgres")) async throws
-        -> PostgresBackend
-    {
+    public static func connect(
+        url: String, queryTimeout: Duration = .seconds(30), logger: Logger = Logger(label: "mosaic.postgres")
+    ) async throws -> PostgresBackend {
         let url = try PostgresURL(url)
-        let connections = PostgresConnections(url: url, logger: logger)
+        let connections = PostgresConnections(url: url, queryTimeout: queryTimeout, logger: logger)
         do {
             try await connections.migrateSchema()
         } catch {
@@ -85,8 +89,12 @@ final class PostgresConnections: Sendable {
     private let transactions = Mutex<PostgresConnection?>(nil)
     private let ids = Atomic<Int>(0)
 
-    init(url: PostgresURL, logger: Logger) {
+    /// How long a query may go unanswered before its connection is closed.
+    let queryTimeout: Duration
+
+    init(url: PostgresURL, queryTimeout: Duration = .seconds(30), logger: Logger) {
         self.url = url
+        self.queryTimeout = queryTimeout
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     }
@@ -107,7 +115,7 @@ final class PostgresConnections: Sendable {
     /// synchronous state calls). Never called on the backend's event loop.
     func run(_ query: PostgresQuery) throws -> [PostgresRow] {
         do {
-            return try queryConnection().query(query, logger: logger).wait().rows
+            return try deadlined(query, on: queryConnection()).wait().rows
         } catch let error as PostgresBackendError {
             throw error
         } catch {
@@ -119,7 +127,7 @@ final class PostgresConnections: Sendable {
     func run(_ query: PostgresQuery) async throws -> [PostgresRow] {
         do {
             let connection = try await queryConnection()
-            return try await connection.query(query, logger: logger).get().rows
+            return try await deadlined(query, on: connection).get().rows
         } catch let error as PostgresBackendError {
             throw error
         } catch {
@@ -139,13 +147,16 @@ final class PostgresConnections: Sendable {
                     open = try connect().wait()
                     connection = open
                 }
-                _ = try open.query("BEGIN", logger: logger).wait()
+                _ = try deadlined("BEGIN", on: open).wait()
                 do {
                     let result = try body(open)
-                    _ = try open.query("COMMIT", logger: logger).wait()
+                    _ = try deadlined("COMMIT", on: open).wait()
                     return result
                 } catch {
-                    _ = try? open.query("ROLLBACK", logger: logger).wait()
+                    if (try? deadlined("ROLLBACK", on: open).wait()) == nil {
+                        // The transaction's state is unknown: a new connection starts clean.
+                        _ = open.close() as EventLoopFuture<Void>
+                    }
                     throw error
                 }
             } catch let error as PostgresBackendError {
@@ -155,6 +166,27 @@ final class PostgresConnections: Sendable {
             } catch {
                 throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
             }
+        }
+    }
+
+    /// `query` on `connection`, given up on after ``queryTimeout``: the connection is closed (the query then
+    /// fails, with an error saying why) and the next query connects again.
+    func deadlined(_ query: PostgresQuery, on connection: PostgresConnection) -> EventLoopFuture<PostgresQueryResult> {
+        let expired = Expiry()
+        let answer = connection.query(query, logger: logger)
+        let (seconds, attoseconds) = queryTimeout.components
+        let timer = answer.eventLoop.scheduleTask(
+            in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        ) {
+            expired.expire()
+            _ = connection.close() as EventLoopFuture<Void>
+        }
+        answer.whenComplete { _ in timer.cancel() }
+        return answer.flatMapErrorThrowing { [url, queryTimeout] error in
+            guard expired.hasExpired else { throw error }
+            throw PostgresBackendError(
+                "\(url) did not answer within \(queryTimeout), so the connection was closed (the next query makes a "
+                    + "new one). Check that the server runs and is reachable.")
         }
     }
 
@@ -237,4 +269,11 @@ final class PostgresConnections: Sendable {
         for connection in open { try? await connection?.close() }
         try? await group.shutdownGracefully()
     }
+}
+
+/// Whether a query's deadline passed.
+private final class Expiry: Sendable {
+    private let expired = Atomic(false)
+    var hasExpired: Bool { expired.load(ordering: .acquiring) }
+    func expire() { expired.store(true, ordering: .releasing) }
 }

@@ -54,14 +54,14 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
                 try connections.transaction { connection in
                     var revisions: [String: Int64] = [:]
                     for row in rows {
-                        let saved = try connection.query(Self.compareAndSet(row), logger: connections.logger).wait()
+                        let saved = try connections.deadlined(Self.compareAndSet(row), on: connection).wait()
                         guard let revision = try saved.rows.first?.decode(Int64.self) else {
                             throw PostgresConflict(id: row.id)
                         }
                         revisions[row.id] = revision
                     }
                     for event in events {
-                        _ = try connection.query(PostgresEventStore.append(event), logger: connections.logger).wait()
+                        _ = try connections.deadlined(PostgresEventStore.append(event), on: connection).wait()
                     }
                     return revisions
                 })

@@ -50,3 +50,19 @@ struct PostgresPolicyTests {
         }
     }
 }
+
+@Suite(.serialized, TestServer.scope, .enabled(if: TestServer.shouldRun, TestServer.skipReason))
+struct PostgresTimeoutTests {
+    @Test func aQueryWithoutAnAnswerFailsAfterTheTimeoutAndTheNextQueryConnectsAgain() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let backend = try await PostgresBackend.connect(url: url, queryTimeout: .milliseconds(300))
+        // A server that does not answer, as a dropped connection would look: the query sleeps past the timeout.
+        let error = await #expect(throws: PostgresBackendError.self) {
+            _ = try await backend.connections.run("SELECT pg_sleep(30)")
+        }
+        #expect(error?.message.contains("did not answer within 0.3 seconds, so the connection was closed") == true)
+        let rows = try await backend.connections.run("SELECT 1")
+        #expect(try rows.first?.decode(Int.self) == 1)
+        await backend.close()
+    }
+}
