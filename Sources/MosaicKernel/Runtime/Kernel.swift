@@ -91,7 +91,7 @@ public actor Kernel {
     let configurationStore = ConfigurationStore()
     /// The task that reloads configuration when a provider's values change, from boot to shutdown.
     var configurationWatch: Task<Void, Never>?
-    private let changes = Broadcast<StateChange>()
+    let changes = Broadcast<StateChange>()
     /// Advances whenever a module's state changes.
     let moduleVersion: VersionCounter
     /// Told of every change of ``renderVersions``.
@@ -112,10 +112,10 @@ public actor Kernel {
     // MARK: The operation under way, and those waiting
 
     /// Whether an operation holds the slot ``exclusively(_:)`` guards.
-    private var isBusy = false
+    var isBusy = false
     /// The operations waiting for the slot, first come first served.
-    private var waitingOperations: [(ticket: Int, continuation: CheckedContinuation<Bool, Never>)] = []
-    private var nextTicket = 0
+    var waitingOperations: [(ticket: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+    var nextTicket = 0
     /// The jobs under way, while ``runInDependencyOrder(_:kind:)`` runs.
     var schedule: Schedule?
     /// How many scheduling runs there have been; numbers each run.
@@ -315,117 +315,6 @@ public actor Kernel {
         case .running: return
         case .idle: throw KernelError(.notBooted, "The kernel is not booted yet; call boot() first.")
         case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one.")
-        }
-    }
-
-    /// Runs `body` when no other changing operation is under way; operations run in call order, each handing the
-    /// slot straight to the next. A caller cancelled while it waits leaves the queue and gets
-    /// ``KernelError/Code-swift.struct/cancelled``; once started, an operation runs to its end.
-    func exclusively<Result>(_ body: () async throws(KernelError) -> Result) async throws(KernelError) -> Result {
-        guard await acquire(cancellable: true) else {
-            throw KernelError(
-                .cancelled, "The operation was cancelled while it waited for the ones before it; nothing changed.")
-        }
-        defer { handOff() }
-        return try await body()
-    }
-
-    /// Like ``exclusively(_:)``, but waits for its turn even when cancelled (for ``shutdown()``).
-    func exclusivelyEvenIfCancelled(_ body: () async -> Void) async {
-        _ = await acquire(cancellable: false)
-        defer { handOff() }
-        await body()
-    }
-
-    /// Takes the slot, waiting in line for it; `false` when cancelled first.
-    private func acquire(cancellable: Bool) async -> Bool {
-        if !isBusy {
-            isBusy = true
-            return true
-        }
-        if cancellable, Task.isCancelled { return false }
-        let ticket = nextTicket
-        nextTicket += 1
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { waitingOperations.append((ticket, $0)) }
-        } onCancel: {
-            if cancellable { Task { await self.leaveLine(ticket) } }
-        }
-    }
-
-    /// Gives the slot to the first in line, or frees it.
-    private func handOff() {
-        if waitingOperations.isEmpty {
-            isBusy = false
-        } else {
-            waitingOperations.removeFirst().continuation.resume(returning: true)
-        }
-    }
-
-    /// A waiting caller was cancelled: it gives up its place.
-    private func leaveLine(_ ticket: Int) {
-        guard let position = waitingOperations.firstIndex(where: { $0.ticket == ticket }) else { return }
-        waitingOperations.remove(at: position).continuation.resume(returning: false)
-    }
-
-    /// How many operations wait for the slot (for tests of the order).
-    package var waitingOperationCount: Int { waitingOperations.count }
-
-    /// Moves the module at `index` along its lifecycle with `step`, which returns `nil` when the module is not in
-    /// a state it moves from; announces the change.
-    func move(_ index: Int, _ step: (Lifecycle) -> Lifecycle?) {
-        let current = records[index].lifecycle
-        guard let next = step(current) else { return }
-        records[index].lifecycle = next
-        if case .active = next { records[index].isActive = true } else { records[index].isActive = false }
-        let from = current.state
-        let to = next.state
-        guard from != to else { return }
-        deeplinkRouter.setUnavailable(graph.nodes[index].id, reason: Self.unavailability(to))
-        recordTransition(index, from: from, to: to)
-        moduleVersion.advance()
-        changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to))
-    }
-
-    /// Why links to a module in `state` cannot wait for it, or `nil` when it is active or on its way up.
-    static func unavailability(_ state: ModuleState) -> String? {
-        switch state {
-        case .discovered, .validated, .authorized, .active: nil
-        case .deactivated: "deactivated"
-        case .failed(let reason): "failed: \(reason)"
-        case .blocked(_, let reason): "blocked: \(reason)"
-        }
-    }
-
-    /// The graph `catalog` would make with this kernel's host, services and standard.
-    func makeGraph(_ catalog: ModuleCatalog) -> ModuleGraph {
-        ModuleGraph(
-            catalog: catalog, host: host, services: hostServices, standard: standard, extensionPoints: extensionPoints)
-    }
-
-    /// Replaces the graph after the catalog changed, keeping each remaining module's record and built services.
-    /// The boxes of `forgotten`, a module uninstalled, are not kept.
-    func rebuildGraph(forgetting forgotten: ModuleID? = nil) {
-        let previous = Dictionary(uniqueKeysWithValues: zip(graph.ids, records))
-        graph = makeGraph(catalog)
-        serviceRuntime = ServiceRuntime(
-            graph: graph, previous: serviceRuntime, forgetting: forgotten, preview: options.preview,
-            observer: ServiceTelemetry.observer(for: telemetry))
-        records = graph.nodes.map { previous[$0.id] ?? Record() }
-        stateCounts = [:]
-        deeplinkRouter.setOwners(graph.deeplinkOwners)
-    }
-
-    /// Discovered → validated, or failed when the module has a fault of its own.
-    func validate(_ index: Int) {
-        var fault = graph.nodes[index].fault
-        if fault == nil, let problem = loadConfiguration(index) {
-            fault = problem
-            failures[graph.nodes[index].id] = problem
-        }
-        move(index) { lifecycle in
-            guard case .discovered(let discovered) = lifecycle else { return nil }
-            return fault.map { .failed(discovered.fail($0)) } ?? .validated(discovered.validate())
         }
     }
 }
