@@ -95,6 +95,36 @@ func linkKernel(
         #expect(journal.all == ["navigate dashboard", "weather city Oslo"])
     }
 
+    @Test(
+        "a link for a module installed again waits while it activates, whatever state it was uninstalled in",
+        .timeLimit(.minutes(1)))
+    func reinstalledModuleLinksWait() async throws {
+        let journal = Journal()
+        // With no room to wait, a link that would wait is answered at once with `.pendingLimit`, and one refused
+        // because its module cannot come up with `.moduleInactive`: the test never waits on a link.
+        let kernel = linkKernel(
+            [weatherLinks(journal: journal)], journal: journal, options: KernelOptions(pendingDeeplinkLimit: 0))
+        try await kernel.boot()
+        try await kernel.uninstall("com.app.weather")
+        let gate = Gate()
+        let changes = kernel.stateChanges()
+        let install = Task { try await kernel.install(weatherLinks(journal: journal, gate: gate)) }
+        for await change in changes where change.id == "com.app.weather" && change.to == .authorized { break }
+        // Activating: the link would wait, as for any module on its way up (the router had kept "deactivated",
+        // the state the module was uninstalled in, and refused it).
+        guard case .notHandled(let early) = await kernel.open("ghost://dashboard/weather/city?name=Oslo") else {
+            Issue.record("with no room to wait, a link for an activating module cannot be handled")
+            return
+        }
+        #expect(early.code == .pendingLimit, "\(early.message)")
+        gate.open()
+        #expect(try await install.value == .active)
+        #expect(
+            await kernel.open("ghost://dashboard/weather/city?name=Oslo")
+                == .handled(tab: "dashboard", module: "com.app.weather"))
+        await kernel.shutdown()
+    }
+
     @Test("waiting links are bounded in time and in number")
     func pendingBounded() async throws {
         let journal = Journal()

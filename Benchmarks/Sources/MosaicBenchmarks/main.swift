@@ -31,6 +31,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
         }
         print(count, format(samples.median.milliseconds), "ms", format(boot.median.milliseconds), "ms")
     }
+} else if CommandLine.arguments.dropFirst().first == "boot-phases" {
+    try await runBootPhases()
 } else if CommandLine.arguments.dropFirst().first == "profile-boot" {
     let catalog = syntheticCatalog(count: 10_000)
     var quiet = Logger(label: "bench")

@@ -104,6 +104,25 @@ package protocol InjectedProperty {
     func prepare() throws(ServiceError)
 }
 
+/// Resolves every ``Injected`` stored property of `module` now, so that one that cannot be resolved fails the
+/// module's activation rather than a later read.
+///
+/// Which types hold none is remembered: reflection is the costly part, and stored properties are fixed per type
+/// (a class's superclass properties were never among a mirror's children).
+package func prepareInjectedProperties(of module: Any) throws(ServiceError) {
+    let type = ObjectIdentifier(Swift.type(of: module))
+    guard !typesWithoutInjected.withLock({ $0.contains(type) }) else { return }
+    var found = false
+    for case let property as any InjectedProperty in Mirror(reflecting: module).children.map(\.value) {
+        found = true
+        try property.prepare()
+    }
+    if !found { _ = typesWithoutInjected.withLock { $0.insert(type) } }
+}
+
+/// The module types ``prepareInjectedProperties(of:)`` found no ``Injected`` property in.
+private let typesWithoutInjected = Mutex<Set<ObjectIdentifier>>([])
+
 extension Injected: InjectedProperty {
     package func prepare() throws(ServiceError) {
         last.keep(try resolve())

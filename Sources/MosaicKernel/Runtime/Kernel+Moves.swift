@@ -12,7 +12,11 @@ extension Kernel {
         let from = current.state
         let to = next.state
         guard from != to else { return }
-        deeplinkRouter.setUnavailable(graph.nodes[index].id, reason: Self.unavailability(to))
+        // Links wait for a module on its way up (nil) and are refused otherwise; tell the router only of a change.
+        let unavailable = Self.unavailability(to)
+        if unavailable != nil || Self.unavailability(from) != nil {
+            deeplinkRouter.setUnavailable(graph.nodes[index].id, reason: unavailable)
+        }
         recordTransition(index, from: from, to: to)
         moduleVersion.advance()
         changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to))
@@ -45,6 +49,8 @@ extension Kernel {
         records = graph.nodes.map { previous[$0.id] ?? Record() }
         stateCounts = [:]
         deeplinkRouter.setOwners(graph.deeplinkOwners)
+        // A module installed again starts afresh; `move` tells the router only of changes, so forget its old state.
+        if let forgotten { deeplinkRouter.setUnavailable(forgotten, reason: nil) }
     }
 
     /// Discovered → validated, or failed when the module has a fault of its own.

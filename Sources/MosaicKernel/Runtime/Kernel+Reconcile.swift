@@ -104,8 +104,10 @@ extension Kernel {
         let ledger = ModuleLedger(module: id)
         records[index].ledger = ledger
         let provided = serviceRuntime.provided[index]
-        for box in provided { box.activate() }
-        ledger.hold { for box in provided { box.deactivate() } }
+        if !provided.isEmpty {
+            for box in provided { box.activate() }
+            ledger.hold { for box in provided { box.deactivate() } }
+        }
         eventHub.activate(id)
         ledger.hold { [eventHub] in eventHub.deactivate(id) }
         var context = ActivationContext(
@@ -126,9 +128,7 @@ extension Kernel {
                 return try await context.services.call {
                     for box in provided { try Self.prebuild(box, table) }
                     let module = make()
-                    for case let property as any InjectedProperty in Mirror(reflecting: module).children.map(\.value) {
-                        try property.prepare()
-                    }
+                    try prepareInjectedProperties(of: module)
                     try await module.activate(context)
                     return module
                 }
@@ -155,12 +155,18 @@ extension Kernel {
         case .finished(let module):
             records[index].instance = module
             records[index].activationTime = outcome.duration
+            // Most modules contribute nothing and handle no links: no grant to record for them.
             if let context = records[index].context, let ledger = records[index].ledger {
-                contributionStore.add(id, graph.nodes[index].contributions.map { ($0, $0.bind(id, context)) })
-                ledger.hold(.entry) { [contributionStore] in contributionStore.remove(id) }
-                deeplinkRouter.activate(
-                    id, graph.nodes[index].registrar.deeplinks.map { Self.route($0, of: id, context) })
-                ledger.hold(.entry) { [deeplinkRouter] in deeplinkRouter.deactivate(id) }
+                if !graph.nodes[index].contributions.isEmpty {
+                    contributionStore.add(
+                        id, graph.nodes[index].contributions.map { ($0, $0.bind(id, context)) })
+                    ledger.hold(.entry) { [contributionStore] in contributionStore.remove(id) }
+                }
+                if !graph.nodes[index].registrar.deeplinks.isEmpty {
+                    deeplinkRouter.activate(
+                        id, graph.nodes[index].registrar.deeplinks.map { Self.route($0, of: id, context) })
+                    ledger.hold(.entry) { [deeplinkRouter] in deeplinkRouter.deactivate(id) }
+                }
             }
             move(index) { lifecycle in
                 guard case .authorized(let authorized) = lifecycle else { return nil }

@@ -175,7 +175,7 @@ public actor Kernel {
 
     deinit {
         // A kernel dropped without shutdown() still takes back what its modules hold and ends every stream.
-        for record in records { record.ledger?.withdraw() }
+        for index in records.indices { records[index].ledger?.withdraw() }
         policyWatch?.cancel()
         changes.finish()
         contributionStore.finish()
