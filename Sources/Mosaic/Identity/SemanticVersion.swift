@@ -77,13 +77,12 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
 
     /// Whether `lhs` and `rhs` are equal.
     public static func == (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
-        switch (lhs.components, rhs.components) {
-        case (let left?, let right?):
-            (left.major, left.minor, left.patch) == (right.major, right.minor, right.patch)
+        if let left = lhs.components {
+            guard let right = rhs.components else { return false }
+            return (left.major, left.minor, left.patch) == (right.major, right.minor, right.patch)
                 && left.prerelease == right.prerelease
-        case (nil, nil): lhs.text == rhs.text
-        default: false
         }
+        return rhs.components == nil && lhs.text == rhs.text
     }
 
     /// Feeds the value's identity to `hasher`.
@@ -100,12 +99,13 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
 
     /// Whether `lhs` sorts before `rhs`.
     public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
-        switch (lhs.components, rhs.components) {
-        case (let left?, let right?): left.precedes(right)
-        case (nil, nil): lhs.text < rhs.text
-        case (nil, _?): true
-        case (_?, nil): false
+        // Bound one at a time rather than switched on as a pair: a tuple of two optional versions is destroyed
+        // through the runtime's generic code, which was a tenth of validating a large graph.
+        if let left = lhs.components {
+            guard let right = rhs.components else { return false }
+            return left.precedes(right)
         }
+        return rhs.components == nil ? lhs.text < rhs.text : true
     }
 
     /// The next major version with no pre-release: the exclusive upper bound of a "same major" range; `nil` when

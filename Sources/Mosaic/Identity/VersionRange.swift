@@ -70,28 +70,41 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// A pre-release is accepted only when a bound is a pre-release, and never one of a release upper bound's own
     /// version (`2.0.0-alpha` is not in `1.0.0-rc.1..<2.0.0`), as in SwiftPM.
     public func contains(_ version: SemanticVersion) -> Bool {
-        guard version.isValid, lowerBound?.isValid != false, upperBound?.isValid != false else { return false }
-        if version.isPrerelease {
-            guard lowerBound?.isPrerelease == true || upperBound?.isPrerelease == true else { return false }
-            if let upper = upperBound?.components, !includesUpperBound, upper.prerelease.isEmpty,
-                let candidate = version.components,
-                (candidate.major, candidate.minor, candidate.patch) == (upper.major, upper.minor, upper.patch)
+        // Compared as parsed parts, each bound read once: validating a large graph calls this per dependency.
+        guard let candidate = version.components else { return false }
+        var lowerParts: SemanticVersion.Components?
+        if let lowerBound {
+            guard let parts = lowerBound.components else { return false }
+            lowerParts = parts
+        }
+        var upperParts: SemanticVersion.Components?
+        if let upperBound {
+            guard let parts = upperBound.components else { return false }
+            upperParts = parts
+        }
+        if !candidate.prerelease.isEmpty {
+            guard lowerParts?.prerelease.isEmpty == false || upperParts?.prerelease.isEmpty == false else {
+                return false
+            }
+            if let upperParts, !includesUpperBound, upperParts.prerelease.isEmpty,
+                (candidate.major, candidate.minor, candidate.patch)
+                    == (upperParts.major, upperParts.minor, upperParts.patch)
             {
                 return false
             }
         }
-        if let lowerBound, version < lowerBound { return false }
-        guard let upperBound else { return true }
-        return includesUpperBound ? !(upperBound < version) : version < upperBound
+        if let lowerParts, candidate.precedes(lowerParts) { return false }
+        guard let upperParts else { return true }
+        return includesUpperBound ? !upperParts.precedes(candidate) : candidate.precedes(upperParts)
     }
 
     private static func problem(_ lower: SemanticVersion?, _ upper: SemanticVersion?, _ closed: Bool) -> String? {
-        let shown = VersionRange.describe(lower, upper, closed)
+        func shown() -> String { VersionRange.describe(lower, upper, closed).quotedForMessage(limit: 120) }
         if let problem = lower?.problem ?? upper?.problem {
-            return "range \(shown.quotedForMessage(limit: 120)): \(problem)"
+            return "range \(shown()): \(problem)"
         }
         if let lower, let upper, closed ? lower > upper : lower >= upper {
-            return "range \(shown.quotedForMessage(limit: 120)) is empty; its lower bound must be below its upper bound"
+            return "range \(shown()) is empty; its lower bound must be below its upper bound"
         }
         return nil
     }

@@ -1,45 +1,77 @@
 public import Logging
 
 /// What the kernel hands a module when it activates.
+///
+/// A context is copied into every closure that serves the module (its job, handlers, participants, tasks), so it
+/// keeps its fields in one shared storage object: a copy is one reference, not a dozen.
 public struct ActivationContext: Sendable {
+    private final class Storage: Sendable {
+        let id: ModuleID
+        let version: SemanticVersion
+        let host: HostEnvironment
+        let logger: Logger
+        let services: Services
+        let standard: (any Standard)?
+        let contributions: Contributions
+        let events: Events
+        let state: SharedState
+        let ledger: ModuleLedger?
+        let configuration: ModuleConfiguration
+
+        init(
+            id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
+            standard: (any Standard)?, contributions: Contributions, events: Events, state: SharedState,
+            ledger: ModuleLedger?, configuration: ModuleConfiguration
+        ) {
+            self.id = id
+            self.version = version
+            self.host = host
+            self.logger = logger
+            self.services = services
+            self.standard = standard
+            self.contributions = contributions
+            self.events = events
+            self.state = state
+            self.ledger = ledger
+            self.configuration = configuration
+        }
+    }
+
+    private let storage: Storage
+
     /// The module's identifier.
-    public let id: ModuleID
+    public var id: ModuleID { storage.id }
     /// The module's version.
-    public let version: SemanticVersion
+    public var version: SemanticVersion { storage.version }
     /// The host the module runs in.
-    public let host: HostEnvironment
+    public var host: HostEnvironment { storage.host }
     /// A logger labelled with the module's identifier.
-    public let logger: Logger
+    public var logger: Logger { storage.logger }
     /// The services the module may resolve: its own, those it declared it uses, and the host's.
-    public let services: Services
+    public var services: Services { storage.services }
     /// The host's standard, when it has one.
-    public let standard: (any Standard)?
+    public var standard: (any Standard)? { storage.standard }
     /// Every module's contributions to the host's extension points, for a module that gathers them.
-    public let contributions: Contributions
+    public var contributions: Contributions { storage.contributions }
     /// The event bus, publishing as this module.
-    public let events: Events
+    public var events: Events { storage.events }
     /// Shared state, writing as this module.
-    public let state: SharedState
+    public var state: SharedState { storage.state }
     /// What the kernel granted the module, taken back when it deactivates; `nil` outside a kernel.
-    package var ledger: ModuleLedger?
+    package var ledger: ModuleLedger? { storage.ledger }
     /// The module's configuration values, validated at boot (see ``ConfigurationKey``).
-    public package(set) var configuration = ModuleConfiguration()
+    public var configuration: ModuleConfiguration { storage.configuration }
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     package init(
         id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
         standard: (any Standard)? = nil, contributions: Contributions = Contributions(), events: Events? = nil,
-        state: SharedState? = nil
+        state: SharedState? = nil, ledger: ModuleLedger? = nil, configuration: ModuleConfiguration = ModuleConfiguration()
     ) {
-        self.id = id
-        self.version = version
-        self.host = host
-        self.logger = logger
-        self.services = services
-        self.standard = standard
-        self.contributions = contributions
-        self.events = events ?? Events(bus: nil, module: id)
-        self.state = state ?? SharedState(store: nil, module: id)
+        storage = Storage(
+            id: id, version: version, host: host, logger: logger, services: services, standard: standard,
+            contributions: contributions, events: events ?? Events(bus: nil, module: id),
+            state: state ?? SharedState(store: nil, module: id), ledger: ledger, configuration: configuration)
     }
 
     /// The host's standard as `type`, or `nil` when there is none or it does not conform; a module that declared

@@ -27,25 +27,27 @@ extension ModuleGraph {
             }
         }
         for (position, dependency) in manifest.dependencies.enumerated() {
-            checkDeclaration(of: dependency, in: id, keyPath: "dependencies[\(position)]")
+            checkDeclaration(of: dependency, in: id, number: position)
         }
         checkCompatibility(of: id, manifest.compatibility)
     }
 
-    private mutating func checkDeclaration(of dependency: Dependency, in id: ModuleID, keyPath: String) {
+    /// Checks dependency number `number` of `id`. (Its key path is made only for a diagnostic, as in `resolve`.)
+    private mutating func checkDeclaration(of dependency: Dependency, in id: ModuleID, number: Int) {
+        let keyPath = { "dependencies[\(number)]" }
         if !dependency.id.isValid {
             let problems = dependency.id.problems
             report(
                 .invalidDeclaration, .error, [id],
                 "\(id) depends on \(dependency.id.rawValue.quotedForMessage()), which is not a valid identifier: "
                     + "\(problems.joined(separator: "; ")).",
-                fix: "Correct the dependency's identifier in \(id)'s manifest.", fault: true, keyPath: keyPath + ".id")
+                fix: "Correct the dependency's identifier in \(id)'s manifest.", fault: true, keyPath: keyPath() + ".id")
         }
         if let problem = dependency.versions.problem {
             report(
                 .invalidDeclaration, .error, [id, dependency.id],
                 "\(id)'s dependency on \(dependency.id) has a bad version \(problem).",
-                fix: "Write the range as \(VersionRange.acceptedForms).", fault: true, keyPath: keyPath + ".versions")
+                fix: "Write the range as \(VersionRange.acceptedForms).", fault: true, keyPath: keyPath() + ".versions")
         }
     }
 

@@ -47,13 +47,13 @@ extension Kernel {
         reportedDiagnostics.formUnion(counts.keys)
     }
 
-    /// The span of one module's job in a run of `kind`, under `parent`.
-    func startJobSpan(_ index: Int, _ kind: Schedule.Kind, parent: ServiceContext?) -> any Span {
+    /// The span of one module's job in a run of `kind`, under `parent`; `nil` without a tracer. (The module's own
+    /// code runs in ``Services/call(_:)``, which names the module in the task's `ServiceContext` for its logs.)
+    func startJobSpan(_ index: Int, _ kind: Schedule.Kind, parent: ServiceContext?) -> (any Span)? {
+        guard telemetry.traces else { return nil }
         let manifest = graph.nodes[index].manifest
         var context = parent ?? .topLevel
         context.mosaicModule = manifest.id
-        // Without a tracer only the context matters (it names the module for logging): no attributes to build.
-        guard telemetry.traces else { return NoOpTracer.NoOpSpan(context: context) }
         var attributes: SpanAttributes = [
             SpanKey.module: .string(manifest.id.rawValue), SpanKey.version: .string("\(manifest.version)"),
         ]

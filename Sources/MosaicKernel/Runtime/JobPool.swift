@@ -15,7 +15,8 @@ final class JobPool: Sendable {
     struct Job: Sendable {
         let index: Int
         let work: ModuleJob
-        let context: ServiceContext
+        /// The context of the job's span, to run it in; `nil` without a tracer.
+        let context: ServiceContext?
     }
 
     /// What a worker should do after handing in an outcome.

@@ -5,13 +5,8 @@ extension Kernel {
     /// Moves the module at `index` along its lifecycle with `step`, which returns `nil` when the module is not in
     /// a state it moves from; announces the change.
     func move(_ index: Int, _ step: (Lifecycle) -> Lifecycle?) {
-        let current = records[index].lifecycle
-        guard let next = step(current) else { return }
-        records[index].lifecycle = next
-        if case .active = next { records[index].isActive = true } else { records[index].isActive = false }
-        let from = current.state
-        let to = next.state
-        guard from != to else { return }
+        // One access to the record for the whole step (each separate one is an exclusivity check at run time).
+        guard let (from, to) = Self.move(&records[index], step), from != to else { return }
         // Links wait for a module on its way up (nil) and are refused otherwise; tell the router only of a change.
         let unavailable = Self.unavailability(to)
         if unavailable != nil || Self.unavailability(from) != nil {
@@ -20,6 +15,15 @@ extension Kernel {
         recordTransition(index, from: from, to: to)
         moduleVersion.advance()
         changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to))
+    }
+
+    /// Moves `record` with `step`; the states it left and entered, or `nil` when `step` did not move it.
+    private static func move(_ record: inout Record, _ step: (Lifecycle) -> Lifecycle?) -> (ModuleState, ModuleState)? {
+        guard let next = step(record.lifecycle) else { return nil }
+        let from = record.lifecycle.state
+        record.lifecycle = next
+        if case .active = next { record.isActive = true } else { record.isActive = false }
+        return (from, next.state)
     }
 
     /// Why links to a module in `state` cannot wait for it, or `nil` when it is active or on its way up.

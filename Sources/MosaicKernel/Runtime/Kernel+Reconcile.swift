@@ -110,16 +110,15 @@ extension Kernel {
         }
         eventHub.activate(id)
         ledger.hold { [eventHub] in eventHub.deactivate(id) }
-        var context = ActivationContext(
+        let context = ActivationContext(
             id: id, version: manifest.version, host: host, logger: Logger(label: id.rawValue),
             services: serviceRuntime.views[index], standard: standard,
             contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
             events: Events(
                 bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: serviceRuntime.views[index]), module: id),
-            state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id))
-        context.ledger = ledger
-        context.configuration = (configurations[id] ?? ModuleConfiguration())
-            .fed(by: ModuleConfigurationFeed(store: configurationStore, module: id, ledger: ledger))
+            state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id), ledger: ledger,
+            configuration: (configurations[id] ?? ModuleConfiguration())
+                .fed(by: ModuleConfigurationFeed(store: configurationStore, module: id, ledger: ledger)))
         records[index].context = context
         let make = graph.nodes[index].entry.factory.make
         let table = serviceRuntime.table

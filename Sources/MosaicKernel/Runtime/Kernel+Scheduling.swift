@@ -61,8 +61,8 @@ extension Kernel {
                 continue
             }
             let span = startJobSpan(index, schedule.kind, parent: schedule.parent)
-            if telemetry.traces { schedule.spans[index] = span }
-            jobs.append(JobPool.Job(index: index, work: job, context: span.context))
+            if let span { schedule.spans[index] = span }
+            jobs.append(JobPool.Job(index: index, work: job, context: span?.context))
         }
         for worker in schedule.pool.add(jobs) {
             schedule.pool.setTask(
@@ -113,8 +113,11 @@ extension Kernel {
                 if let armTimer { pool.setTimer(wake(kernel, clock: clock, run: run, at: armTimer)) }
                 let result: Outcome.Result
                 do {
-                    result = .finished(
-                        try await ServiceContext.$current.withValue(job.context) { try await job.work() })
+                    if let context = job.context {
+                        result = .finished(try await ServiceContext.$current.withValue(context) { try await job.work() })
+                    } else {
+                        result = .finished(try await job.work())
+                    }
                 } catch {
                     result = .threw(error)
                 }
