@@ -66,7 +66,8 @@ public struct ActivationContext: Sendable {
     package init(
         id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
         standard: (any Standard)? = nil, contributions: Contributions = Contributions(), events: Events? = nil,
-        state: SharedState? = nil, ledger: ModuleLedger? = nil, configuration: ModuleConfiguration = ModuleConfiguration()
+        state: SharedState? = nil, ledger: ModuleLedger? = nil,
+        configuration: ModuleConfiguration = ModuleConfiguration()
     ) {
         storage = Storage(
             id: id, version: version, host: host, logger: logger, services: services, standard: standard,

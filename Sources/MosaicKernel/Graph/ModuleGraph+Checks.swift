@@ -41,7 +41,8 @@ extension ModuleGraph {
                 .invalidDeclaration, .error, [id],
                 "\(id) depends on \(dependency.id.rawValue.quotedForMessage()), which is not a valid identifier: "
                     + "\(problems.joined(separator: "; ")).",
-                fix: "Correct the dependency's identifier in \(id)'s manifest.", fault: true, keyPath: keyPath() + ".id")
+                fix: "Correct the dependency's identifier in \(id)'s manifest.", fault: true,
+                keyPath: keyPath() + ".id")
         }
         if let problem = dependency.versions.problem {
             report(

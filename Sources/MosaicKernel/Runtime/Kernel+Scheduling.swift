@@ -114,7 +114,8 @@ extension Kernel {
                 let result: Outcome.Result
                 do {
                     if let context = job.context {
-                        result = .finished(try await ServiceContext.$current.withValue(context) { try await job.work() })
+                        result = .finished(
+                            try await ServiceContext.$current.withValue(context) { try await job.work() })
                     } else {
                         result = .finished(try await job.work())
                     }
