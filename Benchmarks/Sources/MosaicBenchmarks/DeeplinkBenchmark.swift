@@ -22,11 +22,13 @@ func runDeeplinkBenchmark() async throws {
     let catalog = linkHandlerCatalog()
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
-    let kernel = Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quiet)
+    let kernel = Kernel(
+        catalog: catalog, host: HostEnvironment(version: "1.0.0", schemes: ["ghost"]), logger: quiet)
     try await kernel.boot()
     let text = "ghost://home/f57-3/show?id=42"
     let link = try Deeplink(parsing: text)
-    guard case .handled = await kernel.open(link) else { fatalError("the benchmark link must be handled") }
+    let first = await kernel.open(link)
+    guard case .handled = first else { fatalError("the benchmark link must be handled: \(first)") }
     let count = 200_000
     func perLink(_ body: () async -> Void) async -> Double {
         var timings: [Double] = []

@@ -27,8 +27,13 @@ extension Services {
     /// task-local `ServiceContext` names the module meanwhile (`ServiceContext.mosaicModule`).
     package func call<R>(_ operation: () async throws -> R) async throws -> R {
         let call = ModuleCall()
-        var serviceContext = ServiceContext.current ?? .topLevel
-        serviceContext.mosaicModule = module
+        let serviceContext: ServiceContext
+        if var current = ServiceContext.current {
+            current.mosaicModule = module
+            serviceContext = current
+        } else {
+            serviceContext = callContext
+        }
         let result = try await ServiceContext.$current.withValue(serviceContext) {
             try await ModuleCall.$current.withValue(call) {
                 try await Self.$current.withValue(self, operation: operation)

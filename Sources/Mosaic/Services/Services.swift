@@ -1,3 +1,5 @@
+internal import Instrumentation
+
 /// What one module may resolve: its own services, those it declared it uses, and the host's.
 ///
 /// ```swift
@@ -13,6 +15,9 @@ public struct Services: Sendable {
     public let module: ModuleID
     /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
     @usableFromInline let countsResolves: Bool
+    /// The task-local `ServiceContext` of this module's calls when the caller has none, made once rather than
+    /// per call (see ``call(_:)``).
+    let callContext: ServiceContext
 
     /// A view for `module` over `visible`, whose factories resolve their dependencies from `all`.
     package init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
@@ -20,6 +25,9 @@ public struct Services: Sendable {
         self.visible = visible
         self.all = all
         self.countsResolves = all.observer?.countsResolves ?? false
+        var callContext = ServiceContext.topLevel
+        callContext.mosaicModule = module
+        self.callContext = callContext
     }
 
     /// The service `key` names.
