@@ -64,7 +64,7 @@ func runBootBenchmark() async throws {
         medians[count] = boot.median.milliseconds
     }
     if let small = medians[1_000], let large = medians[10_000] {
-        print("\nt(10k)/t(1k) = \(format(large / small)) (goal ≤ 12); t(10k) = \(format(large)) ms (goal ≤ 100 ms)")
+        print("\nt(10k)/t(1k) = \(format(large / small)) (goal ≤ 11); t(10k) = \(format(large)) ms (goal ≤ 70 ms)")
     }
 }
 
