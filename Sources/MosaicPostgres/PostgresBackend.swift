@@ -57,8 +57,16 @@ public final class PostgresBackend: Sendable {
     public static func connect(
         url: String, queryTimeout: Duration = .seconds(30), logger: Logger = Logger(label: "mosaic.postgres")
     ) async throws -> PostgresBackend {
+        try await connect(
+            url: url, queryTimeout: queryTimeout, timer: PostgresConnections.eventLoopTimer, logger: logger)
+    }
+
+    /// ``connect(url:queryTimeout:logger:)`` with the timer that expires queries, which tests replace.
+    static func connect(
+        url: String, queryTimeout: Duration, timer: @escaping PostgresConnections.QueryTimer, logger: Logger
+    ) async throws -> PostgresBackend {
         let url = try PostgresURL(url)
-        let connections = PostgresConnections(url: url, queryTimeout: queryTimeout, logger: logger)
+        let connections = PostgresConnections(url: url, queryTimeout: queryTimeout, timer: timer, logger: logger)
         do {
             try await connections.migrateSchema()
         } catch {
@@ -88,13 +96,36 @@ final class PostgresConnections: Sendable {
     /// The connection transactions run on, made on the first one.
     private let transactions = Mutex<PostgresConnection?>(nil)
     private let ids = Atomic<Int>(0)
+    /// The connections a query's time limit gave up on (few: one per expiry, over the backend's life).
+    private let abandoned = Mutex<Set<ObjectIdentifier>>([])
 
     /// How long a query may go unanswered before its connection is closed.
     let queryTimeout: Duration
+    /// Arms each query's time limit.
+    let timer: QueryTimer
 
-    init(url: PostgresURL, queryTimeout: Duration = .seconds(30), logger: Logger) {
+    /// Runs `expire` on `loop` after `timeout` unless the returned cancel runs first.
+    typealias QueryTimer =
+        @Sendable (
+            _ loop: any EventLoop, _ timeout: Duration, _ expire: @escaping @Sendable () -> Void
+        ) -> @Sendable () -> Void
+
+    /// The real timer: a task scheduled on the connection's event loop.
+    static let eventLoopTimer: QueryTimer = { loop, timeout, expire in
+        let (seconds, attoseconds) = timeout.components
+        let task = loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+            expire()
+        }
+        return { task.cancel() }
+    }
+
+    init(
+        url: PostgresURL, queryTimeout: Duration = .seconds(30), timer: @escaping QueryTimer = eventLoopTimer,
+        logger: Logger
+    ) {
         self.url = url
         self.queryTimeout = queryTimeout
+        self.timer = timer
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     }
@@ -104,7 +135,11 @@ final class PostgresConnections: Sendable {
         PostgresConnection.connect(
             on: group.next(), configuration: url.configuration, id: ids.add(1, ordering: .relaxed).newValue,
             logger: logger
-        ).flatMapErrorThrowing { [url] error in
+        ).map { [self] connection in
+            // A new connection may reuse the address of one given up on and freed since.
+            abandoned.withLock { _ = $0.remove(ObjectIdentifier(connection)) }
+            return connection
+        }.flatMapErrorThrowing { [url] error in
             throw PostgresBackendError(
                 "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
                     + "user, password and database are right.")
@@ -141,7 +176,7 @@ final class PostgresConnections: Sendable {
         try transactions.withLock { connection in
             do {
                 let open: PostgresConnection
-                if let current = connection, !current.isClosed {
+                if let current = connection, isUsable(current) {
                     open = current
                 } else {
                     open = try connect().wait()
@@ -174,14 +209,13 @@ final class PostgresConnections: Sendable {
     func deadlined(_ query: PostgresQuery, on connection: PostgresConnection) -> EventLoopFuture<PostgresQueryResult> {
         let expired = Expiry()
         let answer = connection.query(query, logger: logger)
-        let (seconds, attoseconds) = queryTimeout.components
-        let timer = answer.eventLoop.scheduleTask(
-            in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        ) {
+        let cancel = timer(answer.eventLoop, queryTimeout) { [self] in
             expired.expire()
+            // Marked before closing: a query arriving while the close is under way must not pick it up.
+            abandoned.withLock { _ = $0.insert(ObjectIdentifier(connection)) }
             _ = connection.close() as EventLoopFuture<Void>
         }
-        answer.whenComplete { _ in timer.cancel() }
+        answer.whenComplete { _ in cancel() }
         return answer.flatMapErrorThrowing { [url, queryTimeout] error in
             guard expired.hasExpired else { throw error }
             throw PostgresBackendError(
@@ -190,10 +224,16 @@ final class PostgresConnections: Sendable {
         }
     }
 
+    /// Whether `connection` can take a query: not closed, and not given up on by a time limit (its close may still
+    /// be under way).
+    private func isUsable(_ connection: PostgresConnection) -> Bool {
+        !connection.isClosed && !abandoned.withLock { $0.contains(ObjectIdentifier(connection)) }
+    }
+
     /// The open query connection, connecting (and waiting) when there is none.
     private func queryConnection() throws -> PostgresConnection {
         try query.withLock { connection in
-            if let open = connection, !open.isClosed { return open }
+            if let open = connection, isUsable(open) { return open }
             let fresh = try connect().wait()
             connection = fresh
             return fresh
@@ -201,10 +241,10 @@ final class PostgresConnections: Sendable {
     }
 
     private func queryConnection() async throws -> PostgresConnection {
-        if let open = query.withLock({ $0 }), !open.isClosed { return open }
+        if let open = query.withLock({ $0 }), isUsable(open) { return open }
         let fresh = try await connect().get()
         let (kept, extra) = query.withLock { connection -> (PostgresConnection, PostgresConnection?) in
-            if let open = connection, !open.isClosed { return (open, fresh) }
+            if let open = connection, isUsable(open) { return (open, fresh) }
             connection = fresh
             return (fresh, nil)
         }
