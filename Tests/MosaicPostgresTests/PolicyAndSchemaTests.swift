@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import Mosaic
 import MosaicKernel
+import MosaicTesting
 import PostgresNIO
-import Synchronization
 import Testing
 
 @testable import MosaicPostgres
@@ -57,14 +57,15 @@ struct PostgresPolicyTests {
 struct PostgresTimeoutTests {
     @Test func aQueryWithoutAnAnswerFailsAfterTheTimeoutAndTheNextQueryConnectsAgain() async throws {
         let url = try await TestServer.running().makeDatabase()
-        // The test decides when time is up: no query expires until the test expires it, whatever the machine's load.
-        let timer = ManualQueryTimer()
+        // The test decides when time is up: each query's time limit sleeps on a manual clock, which only the test
+        // moves, whatever the machine's load.
+        let clock = ManualClock()
         let backend = try await PostgresBackend.connect(
-            url: url, queryTimeout: .milliseconds(300), timer: timer.arm, logger: Logger(label: "test"))
+            url: url, queryTimeout: .milliseconds(300), timer: clock.queryTimer, logger: Logger(label: "test"))
         // A server that does not answer, as a dropped connection would look: the query sleeps far past the limit.
         let hanging = Task { try await backend.connections.run("SELECT pg_sleep(30)") }
-        await timer.pending(reaching: 1)
-        timer.expirePending()
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: .milliseconds(300))
         let error = await #expect(throws: PostgresBackendError.self) { try await hanging.value }
         #expect(error?.message.contains("did not answer within 0.3 seconds, so the connection was closed") == true)
         let rows = try await backend.connections.run("SELECT 1")
@@ -73,46 +74,15 @@ struct PostgresTimeoutTests {
     }
 }
 
-/// A query timer the test fires: it keeps each armed query's expiry until the query answers (cancelling it).
-private final class ManualQueryTimer: Sendable {
-    private struct Armed {
-        let id: Int
-        let expire: @Sendable () -> Void
-    }
-
-    private let state = Mutex<(next: Int, armed: [Armed], watchers: [(Int, CheckedContinuation<Void, Never>)])>(
-        (0, [], []))
-
-    /// Keeps `expire` until the returned cancel runs.
-    var arm: PostgresConnections.QueryTimer {
-        { [self] _, _, expire in
-            let ready = state.withLock { state in
-                let id = state.next
-                state.next += 1
-                state.armed.append(Armed(id: id, expire: expire))
-                let ready = state.watchers.filter { $0.0 <= state.armed.count }.map(\.1)
-                state.watchers.removeAll { $0.0 <= state.armed.count }
-                return (id, ready)
+extension ManualClock {
+    /// A query timer on this clock: a query expires when the clock reaches its limit, unless it answered first.
+    var queryTimer: PostgresConnections.QueryTimer {
+        { [self] _, timeout, expire in
+            let limit = Task {
+                guard (try? await sleep(for: timeout)) != nil else { return }
+                expire()
             }
-            for watcher in ready.1 { watcher.resume() }
-            return { [self] in state.withLock { $0.armed.removeAll { $0.id == ready.0 } } }
+            return { limit.cancel() }
         }
-    }
-
-    /// Returns once at least `count` queries are waiting for an answer.
-    func pending(reaching count: Int) async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state in
-                if state.armed.count >= count { return true }
-                state.watchers.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-
-    /// Expires every query still waiting.
-    func expirePending() {
-        for armed in state.withLock({ $0.armed }) { armed.expire() }
     }
 }
