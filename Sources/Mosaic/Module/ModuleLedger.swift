@@ -135,9 +135,9 @@ package final class ModuleLedger: Sendable {
         let entry = state.withLock { state in
             state.acceptsWork = false
             defer { state.entry = [] }
-            return state.entry.reversed().map(\.withdraw)
+            return state.entry
         }
-        for withdraw in entry { withdraw() }
+        for grant in entry.reversed() { grant.withdraw() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = state.withLock { state in
                 if state.calls == 0 { return true }
@@ -154,17 +154,19 @@ package final class ModuleLedger: Sendable {
     /// Step 2 of withdrawal: closes the ledger and takes back everything still held, newest first. Tasks still
     /// running (when ``quiesce()`` was skipped because the module failed or the kernel was dropped) are cancelled.
     package func withdraw() {
-        let (withdrawals, tasks) = state.withLock { state in
+        // The lists are taken whole and walked backwards: no copy of them is made.
+        let (entry, rest, tasks) = state.withLock { state in
             state.isOpen = false
             state.acceptsWork = false
-            let all = (state.entry.reversed() + state.rest.reversed()).map(\.withdraw)
-            let tasks = Array(state.tasks.values)
-            state.entry = []
-            state.rest = []
-            state.tasks = [:]
-            return (all, tasks)
+            defer {
+                state.entry = []
+                state.rest = []
+                state.tasks = [:]
+            }
+            return (state.entry, state.rest, state.tasks)
         }
-        for withdraw in withdrawals { withdraw() }
-        for task in tasks { task.cancel() }
+        for grant in entry.reversed() { grant.withdraw() }
+        for grant in rest.reversed() { grant.withdraw() }
+        for task in tasks.values { task.cancel() }
     }
 }

@@ -79,7 +79,7 @@ extension ModuleGraph {
         }
         guard let source = provider.module, source != index, !nodes[index].required.contains(source) else { return }
         nodes[index].required.append(source)
-        nodes[index].optional.removeAll { $0 == source }
+        nodes[index].removeOptional(source)
         if !nodes[source].dependents.contains(index) { nodes[source].dependents.append(index) }
     }
 

@@ -37,6 +37,12 @@ public struct ModuleGraph: Sendable {
 
         /// Every dependency that orders activation.
         var dependencies: [Int] { required + optional }
+
+        /// Forgets `target` as an optional dependency (it became a required one). Checks first: removing from an
+        /// empty list would allocate it.
+        mutating func removeOptional(_ target: Int) {
+            if optional.contains(target) { optional.removeAll { $0 == target } }
+        }
     }
 
     /// The host the graph was checked against.
@@ -137,6 +143,8 @@ public struct ModuleGraph: Sendable {
     /// Links each dependency to the module it names, recording what is missing or at the wrong version.
     private mutating func resolveDependencies() {
         for index in nodes.indices {
+            // Most dependencies are required and met: one allocation for the list instead of one per doubling.
+            nodes[index].required.reserveCapacity(nodes[index].manifest.dependencies.count)
             for (position, dependency) in nodes[index].manifest.dependencies.enumerated() where dependency.id.isValid {
                 resolve(dependency, of: index, number: position)
             }
@@ -196,7 +204,7 @@ public struct ModuleGraph: Sendable {
             nodes[index].optional.append(target)
         } else {
             nodes[index].required.append(target)
-            nodes[index].optional.removeAll { $0 == target }
+            nodes[index].removeOptional(target)
         }
         if nodes[target].dependents.last != index { nodes[target].dependents.append(index) }
     }

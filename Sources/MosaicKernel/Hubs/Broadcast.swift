@@ -53,10 +53,12 @@ final class Broadcast<Element: Sendable>: AnyBroadcast {
         }
     }
 
-    /// Hands `element` to every subscriber.
+    /// Hands `element` to every subscriber; boxes it only when there is one (most module state changes at boot
+    /// have no reader yet).
     func send(_ element: Element) {
-        let parcel = Box(element)
         state.withLock { state in
+            guard !state.mailboxes.isEmpty else { return }
+            let parcel = Box(element)
             for mailbox in state.mailboxes { mailbox.offer(parcel) }
         }
     }

@@ -18,7 +18,14 @@ extension Kernel {
         let schedule = Schedule(
             run: runCount, kind: kind, timeLimit: timeLimit(of: kind), width: options.maximumConcurrentActivations,
             positions: positions, size: nodes.count,
-            waitsOn: { kind == .deactivation ? nodes[$0].dependents : nodes[$0].dependencies })
+            waitsOn: { index, visit in
+                if kind == .deactivation {
+                    for dependent in nodes[index].dependents { visit(dependent) }
+                } else {
+                    for dependency in nodes[index].required { visit(dependency) }
+                    for dependency in nodes[index].optional { visit(dependency) }
+                }
+            })
         schedule.parent = ServiceContext.current
         self.schedule = schedule
         await withCheckedContinuation { continuation in

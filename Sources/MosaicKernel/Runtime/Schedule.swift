@@ -34,9 +34,11 @@ final class Schedule {
     let kind: Kind
     /// For each position, how many of the positions it waits on are not done yet.
     var waiting: [Int]
-    /// For each position, the positions waiting on it.
-    var waiters: [[Int]]
-    var ready: [Int] = []
+    /// The positions waiting on each position, all in one list: those waiting on `p` are at
+    /// `waiterStart[p]..<waiterStart[p + 1]` (one allocation for the run, not one per position).
+    let waiters: [Int]
+    let waiterStart: [Int]
+    var ready: [Int]
     var readyHead = 0
     var remaining: Int
     /// The jobs started and not yet run, the workers running them, and their outcomes.
@@ -47,10 +49,11 @@ final class Schedule {
     /// The span of each job under way (only when a tracer records them).
     var spans: [Int: any Span] = [:]
 
-    /// A run over `positions` of a graph of `size` modules, each waiting on the positions `waitsOn` names that are
-    /// themselves in the run.
+    /// A run over `positions` of a graph of `size` modules, each waiting on the positions `waitsOn` visits that are
+    /// themselves in the run (`waitsOn(p, visit)` calls `visit` once per position `p` waits on).
     init(
-        run: Int, kind: Kind, timeLimit: Duration, width: Int, positions: [Int], size: Int, waitsOn: (Int) -> [Int]
+        run: Int, kind: Kind, timeLimit: Duration, width: Int, positions: [Int], size: Int,
+        waitsOn: (Int, (Int) -> Void) -> Void
     ) {
         self.run = run
         self.kind = kind
@@ -58,21 +61,38 @@ final class Schedule {
         self.remaining = positions.count
         var member = [Bool](repeating: false, count: size)
         for index in positions { member[index] = true }
-        waiting = [Int](repeating: 0, count: size)
-        waiters = [[Int]](repeating: [], count: size)
+        // Two passes: count each position's waiters, then place them.
+        var waiting = [Int](repeating: 0, count: size)
+        var start = [Int](repeating: 0, count: size + 1)
         for index in positions {
-            for prerequisite in waitsOn(index) where member[prerequisite] {
+            waitsOn(index) { prerequisite in
+                guard member[prerequisite] else { return }
                 waiting[index] += 1
-                waiters[prerequisite].append(index)
+                start[prerequisite + 1] += 1
+            }
+        }
+        for position in 0..<size { start[position + 1] += start[position] }
+        var next = start
+        var waiters = [Int](repeating: 0, count: start[size])
+        var ready: [Int] = []
+        for index in positions {
+            waitsOn(index) { prerequisite in
+                guard member[prerequisite] else { return }
+                waiters[next[prerequisite]] = index
+                next[prerequisite] += 1
             }
             if waiting[index] == 0 { ready.append(index) }
         }
+        self.waiting = waiting
+        self.waiters = waiters
+        self.waiterStart = start
+        self.ready = ready
     }
 
     /// Marks `index` done and readies whatever waited only on it.
     func done(_ index: Int) {
         remaining -= 1
-        for waiter in waiters[index] {
+        for waiter in waiters[waiterStart[index]..<waiterStart[index + 1]] {
             waiting[waiter] -= 1
             if waiting[waiter] == 0 { ready.append(waiter) }
         }
