@@ -1,4 +1,5 @@
 public import Logging
+internal import Synchronization
 
 /// What the kernel hands a module when it activates.
 ///
@@ -9,7 +10,8 @@ public struct ActivationContext: Sendable {
         let id: ModuleID
         let version: SemanticVersion
         let host: HostEnvironment
-        let logger: Logger
+        /// Made on first use: most modules never log, and making a logger calls the host's logging factory.
+        private let madeLogger = Mutex<Logger?>(nil)
         let services: Services
         let standard: (any Standard)?
         let contributions: Contributions
@@ -19,14 +21,13 @@ public struct ActivationContext: Sendable {
         let configuration: ModuleConfiguration
 
         init(
-            id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
+            id: ModuleID, version: SemanticVersion, host: HostEnvironment, services: Services,
             standard: (any Standard)?, contributions: Contributions, events: Events, state: SharedState,
             ledger: ModuleLedger?, configuration: ModuleConfiguration
         ) {
             self.id = id
             self.version = version
             self.host = host
-            self.logger = logger
             self.services = services
             self.standard = standard
             self.contributions = contributions
@@ -34,6 +35,18 @@ public struct ActivationContext: Sendable {
             self.state = state
             self.ledger = ledger
             self.configuration = configuration
+        }
+
+        /// The module's logger, the same one on every read.
+        var logger: Logger {
+            if let logger = madeLogger.withLock({ $0 }) { return logger }
+            // Made outside the lock: the factory is the host's code.
+            let made = Logger(label: id.rawValue)
+            return madeLogger.withLock { logger in
+                if let logger { return logger }
+                logger = made
+                return made
+            }
         }
     }
 
@@ -64,13 +77,13 @@ public struct ActivationContext: Sendable {
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     package init(
-        id: ModuleID, version: SemanticVersion, host: HostEnvironment, logger: Logger, services: Services,
+        id: ModuleID, version: SemanticVersion, host: HostEnvironment, services: Services,
         standard: (any Standard)? = nil, contributions: Contributions = Contributions(), events: Events? = nil,
         state: SharedState? = nil, ledger: ModuleLedger? = nil,
         configuration: ModuleConfiguration = ModuleConfiguration()
     ) {
         storage = Storage(
-            id: id, version: version, host: host, logger: logger, services: services, standard: standard,
+            id: id, version: version, host: host, services: services, standard: standard,
             contributions: contributions, events: events ?? Events(bus: nil, module: id),
             state: state ?? SharedState(store: nil, module: id), ledger: ledger, configuration: configuration)
     }

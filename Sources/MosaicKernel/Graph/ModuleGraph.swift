@@ -105,13 +105,14 @@ public struct ModuleGraph: Sendable {
         position.reserveCapacity(entries.count)
         nodes.reserveCapacity(entries.count)
         for entry in entries {
-            if let existing = position[entry.manifest.id] {
+            // One hash of the identifier: the slot is claimed for the next position unless another entry has it.
+            let next = nodes.count
+            if let existing = Self.claim(&position[entry.manifest.id, default: next], next) {
                 claimants[existing, default: [nodes[existing].entry]].append(entry)
             } else {
-                position[entry.manifest.id] = nodes.count
-                var node = Node(entry: entry, manifest: entry.manifest)
-                entry.factory.register(&node.registrar)
-                nodes.append(node)
+                var registrar = ModuleRegistrar()
+                entry.factory.register(&registrar)
+                nodes.append(Node(entry: entry, manifest: entry.manifest, registrar: registrar))
             }
         }
         for (index, entries) in claimants.sorted(by: { $0.key < $1.key }) {
@@ -122,6 +123,11 @@ public struct ModuleGraph: Sendable {
                 "\(entries.count) different modules claim the identifier \(id): \(sources).",
                 fix: "Give each module its own identifier, or list only one of them.", fault: true)
         }
+    }
+
+    /// The position already in `slot` when it is not `next` (the slot was just made holding `next`).
+    private static func claim(_ slot: inout Int, _ next: Int) -> Int? {
+        slot == next ? nil : slot
     }
 
     /// Records a diagnostic; when `fault` is set, the first module named can never run here. A diagnostic about a

@@ -99,8 +99,7 @@ extension Kernel {
         guard case .authorized = records[index].lifecycle,
             graph.nodes[index].required.allSatisfy({ records[$0].isActive })
         else { return nil }
-        let manifest = graph.nodes[index].manifest
-        let id = manifest.id
+        let id = graph.nodes[index].id
         let ledger = ModuleLedger(module: id)
         records[index].ledger = ledger
         let provided = serviceRuntime.provided[index]
@@ -111,8 +110,8 @@ extension Kernel {
         eventHub.activate(id)
         ledger.hold { [eventHub] in eventHub.deactivate(id) }
         let context = ActivationContext(
-            id: id, version: manifest.version, host: host, logger: Logger(label: id.rawValue),
-            services: serviceRuntime.views[index], standard: standard,
+            id: id, version: graph.nodes[index].manifest.version, host: host, services: serviceRuntime.views[index],
+            standard: standard,
             contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
             events: Events(
                 bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: serviceRuntime.views[index]), module: id),
