@@ -77,15 +77,13 @@ public struct ActivationContext: Sendable {
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     package init(
-        id: ModuleID, version: SemanticVersion, host: HostEnvironment, services: Services,
-        standard: (any Standard)? = nil, contributions: Contributions = Contributions(), events: Events? = nil,
-        state: SharedState? = nil, ledger: ModuleLedger? = nil,
-        configuration: ModuleConfiguration = ModuleConfiguration()
+        id: ModuleID, version: SemanticVersion, host: HostEnvironment, services: Services, standard: (any Standard)?,
+        contributions: Contributions, events: Events, state: SharedState, ledger: ModuleLedger?,
+        configuration: ModuleConfiguration
     ) {
         storage = Storage(
             id: id, version: version, host: host, services: services, standard: standard,
-            contributions: contributions, events: events ?? Events(bus: nil, module: id),
-            state: state ?? SharedState(store: nil, module: id), ledger: ledger, configuration: configuration)
+            contributions: contributions, events: events, state: state, ledger: ledger, configuration: configuration)
     }
 
     /// The host's standard as `type`, or `nil` when there is none or it does not conform; a module that declared

@@ -3,7 +3,10 @@ internal import Tracing
 
 extension Kernel {
     /// Runs `body` with `span` as the task's current service context, so spans started inside are its children.
+    /// Without a tracer the task's context is left as it was: a no-op span's adds nothing, and with none set, each
+    /// module call uses the context its service view made once instead of copying this one to name the module.
     func within(_ span: any Span, _ body: () async -> Void) async {
+        guard telemetry.traces else { return await body() }
         await ServiceContext.$current.withValue(span.context) { await body() }
     }
 
