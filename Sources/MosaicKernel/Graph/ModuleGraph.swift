@@ -105,9 +105,9 @@ public struct ModuleGraph: Sendable {
         position.reserveCapacity(entries.count)
         nodes.reserveCapacity(entries.count)
         for entry in entries {
-            // One hash of the identifier: the slot is claimed for the next position unless another entry has it.
-            let next = nodes.count
-            if let existing = Self.claim(&position[entry.manifest.id, default: next], next) {
+            // One hash of the identifier, unless it is claimed twice: then the first entry gets it back.
+            if let existing = position.updateValue(nodes.count, forKey: entry.manifest.id) {
+                position[entry.manifest.id] = existing
                 claimants[existing, default: [nodes[existing].entry]].append(entry)
             } else {
                 var registrar = ModuleRegistrar()
@@ -123,11 +123,6 @@ public struct ModuleGraph: Sendable {
                 "\(entries.count) different modules claim the identifier \(id): \(sources).",
                 fix: "Give each module its own identifier, or list only one of them.", fault: true)
         }
-    }
-
-    /// The position already in `slot` when it is not `next` (the slot was just made holding `next`).
-    private static func claim(_ slot: inout Int, _ next: Int) -> Int? {
-        slot == next ? nil : slot
     }
 
     /// Records a diagnostic; when `fault` is set, the first module named can never run here. A diagnostic about a
