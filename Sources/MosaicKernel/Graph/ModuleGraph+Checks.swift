@@ -26,8 +26,10 @@ extension ModuleGraph {
                     fix: "Rename the entitlement in \(id)'s manifest.", fault: true, keyPath: "entitlements")
             }
         }
-        for (position, dependency) in manifest.dependencies.enumerated() {
-            checkDeclaration(of: dependency, in: id, number: position)
+        // Each dependency is read in place, and copied out only when something is wrong with it.
+        for number in manifest.dependencies.indices
+        where !manifest.dependencies[number].id.isValid || manifest.dependencies[number].versions.problem != nil {
+            checkDeclaration(of: manifest.dependencies[number], in: id, number: number)
         }
         checkCompatibility(of: id, manifest.compatibility)
     }

@@ -146,10 +146,25 @@ public struct ModuleGraph: Sendable {
         for index in nodes.indices {
             // Most dependencies are required and met: one allocation for the list instead of one per doubling.
             nodes[index].required.reserveCapacity(nodes[index].manifest.dependencies.count)
-            for (position, dependency) in nodes[index].manifest.dependencies.enumerated() where dependency.id.isValid {
-                resolve(dependency, of: index, number: position)
+            for number in nodes[index].manifest.dependencies.indices {
+                if let target = metTarget(of: number, in: index) {
+                    link(index, to: target, optional: nodes[index].manifest.dependencies[number].isOptional)
+                } else if nodes[index].manifest.dependencies[number].id.isValid {
+                    resolve(nodes[index].manifest.dependencies[number], of: index, number: number)
+                }
             }
         }
+    }
+
+    /// The module dependency number `number` of module `index` names, when it is installed at an accepted version:
+    /// the common case, read in place (copying a dependency out of its list was a tenth of validation). Otherwise
+    /// `nil`, and ``resolve(_:of:number:)`` reports what is wrong.
+    private func metTarget(of number: Int, in index: Int) -> Int? {
+        guard nodes[index].manifest.dependencies[number].id.isValid,
+            let target = position[nodes[index].manifest.dependencies[number].id],
+            nodes[index].manifest.dependencies[number].versions.contains(nodes[target].manifest.version)
+        else { return nil }
+        return target
     }
 
     /// Links dependency number `number` of module `index`. (The key path for a diagnostic is made only when one
@@ -199,8 +214,13 @@ public struct ModuleGraph: Sendable {
             }
             return
         }
+        link(index, to: target, optional: dependency.isOptional)
+    }
+
+    /// Makes module `index` depend on module `target`; a required dependency outranks an optional one.
+    private mutating func link(_ index: Int, to target: Int, optional: Bool) {
         guard !nodes[index].required.contains(target) else { return }
-        if dependency.isOptional {
+        if optional {
             guard !nodes[index].optional.contains(target) else { return }
             nodes[index].optional.append(target)
         } else {
