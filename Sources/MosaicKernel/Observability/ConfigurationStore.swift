@@ -62,8 +62,10 @@ final class ConfigurationStore: Sendable {
 /// One active module's view of the store: its streams end when its ledger is withdrawn.
 struct ModuleConfigurationFeed: ConfigurationFeed {
     let store: ConfigurationStore
-    let module: ModuleID
     let ledger: ModuleLedger
+    /// Read from the ledger rather than kept: two references fit in an existential's inline buffer, so a module's
+    /// configuration holds its feed without a box of its own.
+    var module: ModuleID { ledger.module }
 
     func value(named name: String) -> (any ConfigurationValue)? {
         store.value(module, name)

@@ -109,6 +109,10 @@ extension Kernel {
         }
         eventHub.activate(id)
         ledger.hold { [eventHub] in eventHub.deactivate(id) }
+        // Only a module that declares configuration keys has values read for it.
+        let configuration =
+            graph.nodes[index].registrar.configurationKeys.isEmpty
+            ? ModuleConfiguration() : configurations[id] ?? ModuleConfiguration()
         let context = ActivationContext(
             id: id, version: graph.nodes[index].manifest.version, host: host, services: serviceRuntime.views[index],
             standard: standard,
@@ -116,8 +120,7 @@ extension Kernel {
             events: Events(
                 bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: serviceRuntime.views[index]), module: id),
             state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id), ledger: ledger,
-            configuration: (configurations[id] ?? ModuleConfiguration())
-                .fed(by: ModuleConfigurationFeed(store: configurationStore, module: id, ledger: ledger)))
+            configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger)))
         records[index].context = context
         let make = graph.nodes[index].entry.factory.make
         let table = serviceRuntime.table
