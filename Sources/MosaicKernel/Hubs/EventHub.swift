@@ -130,6 +130,11 @@ final class EventHub: EventBus {
         }
     }
 
+    /// Makes room for `count` publishers, so that activating that many modules never regrows the set.
+    func reservePublishers(_ count: Int) {
+        state.withLock { $0.publishers.reserveCapacity(count) }
+    }
+
     /// Lets `module` publish and subscribe.
     func activate(_ module: ModuleID) {
         state.withLock { _ = $0.publishers.insert(module) }

@@ -30,15 +30,15 @@ extension Kernel {
     }
 
     /// Why the module at `index` activates now: the operation's own subject, or a dependency that came up.
-    private func cause(of index: Int, starting: Set<Int>) -> ActivationCause {
-        let manifest = graph.nodes[index].manifest
+    private func cause(of index: Int, starting: [Bool]) -> ActivationCause {
         switch operationCause {
         case .boot: return .boot
-        case .grant(let entitlement) where manifest.entitlements.contains(entitlement): return operationCause
-        case .install where activationCauses[manifest.id] == .install && records[index].activationTime == nil:
+        case .grant(let entitlement) where graph.nodes[index].manifest.entitlements.contains(entitlement):
+            return operationCause
+        case .install where activationCauses[graph.nodes[index].id] == .install && records[index].activationTime == nil:
             return .install
         default:
-            let dependency = graph.nodes[index].required.first { starting.contains($0) }
+            let dependency = graph.nodes[index].required.first { starting[$0] }
             return dependency.map { .dependency(graph.nodes[$0].id) } ?? operationCause
         }
     }
@@ -69,7 +69,9 @@ extension Kernel {
     /// Activates the modules at `positions` (in dependency order, concurrently where they are independent). A
     /// module whose required dependency did not come up is left authorized for ``settle(_:)`` to block.
     func activate(_ positions: [Int]) async {
-        let starting = Set(positions)
+        var starting = [Bool](repeating: false, count: records.count)
+        for index in positions { starting[index] = true }
+        activationCauses.reserveCapacity(activationCauses.count + positions.count)
         for index in positions { activationCauses[graph.nodes[index].id] = cause(of: index, starting: starting) }
         for index in positions {
             move(index) { lifecycle in

@@ -158,6 +158,7 @@ public actor Kernel {
             outbox: DurableOutbox(
                 store: options.sharedStorage?.events ?? MemoryDurableStore(clock: clock),
                 options: options.durableEvents, clock: clock, telemetry: telemetry))
+        eventHub.reservePublishers(graph.nodes.count + 1)
         self.eventHub = eventHub
         let renderSignal = Broadcast<Void>()
         self.renderSignal = renderSignal
