@@ -74,4 +74,18 @@ import Testing
             #expect(id.isValid == id.problems.isEmpty, "'\(text)': \(id.problems); \(random)")
         }
     }
+
+    @Test("identifiers made from equal text in different ways are equal and hash alike; different text is not equal")
+    func equalityAndHashing() {
+        let literal: ModuleID = "com.ghost.weather"
+        let built = ModuleID(["com", "ghost", "weather"].joined(separator: "."))
+        let sliced = ModuleID(String("xcom.ghost.weatherx".dropFirst().dropLast()))
+        #expect(literal == built && built == sliced)
+        #expect(Set([literal, built, sliced]).count == 1)
+        #expect([literal: 1][sliced] == 1)
+        #expect(literal != ModuleID("com.ghost.weathex") && literal != ModuleID("Com.ghost.weather"))
+        #expect(ModuleID("com.Ghost") != ModuleID("com.ghost") && !ModuleID("com.Ghost").isValid)
+        // An identifier fits an existential's inline buffer, so a `ServiceContext` carries one without a box.
+        #expect(MemoryLayout<ModuleID>.size <= 3 * MemoryLayout<Int>.size)
+    }
 }

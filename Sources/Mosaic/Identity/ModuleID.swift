@@ -14,8 +14,13 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, RawRepresentabl
 {
     /// The identifier as written.
     public let rawValue: String
+    /// The text's hash with ``isValid`` in its lowest bit, both computed once, when the identifier is made: tables
+    /// keyed by identifiers then hash one number instead of the text, and the identifier still fits the three words
+    /// of an existential's inline buffer (a task-local `ServiceContext` carries one without a box).
+    private let hashAndValidity: Int
+
     /// Whether the identifier follows every rule; checked once, when the identifier is made.
-    public let isValid: Bool
+    public var isValid: Bool { hashAndValidity & 1 == 1 }
 
     /// The longest identifier accepted, in characters.
     public static let maximumLength = 255
@@ -25,14 +30,16 @@ public struct ModuleID: Sendable, Hashable, Comparable, Codable, RawRepresentabl
     /// Creates an identifier from any string; check ``isValid`` or ``problems`` before trusting it.
     public init(_ rawValue: String) {
         self.rawValue = rawValue
-        self.isValid = Self.followsRules(rawValue)
+        self.hashAndValidity = rawValue.hashValue & ~1 | (Self.followsRules(rawValue) ? 1 : 0)
     }
 
-    /// Whether `lhs` and `rhs` are equal.
-    public static func == (lhs: ModuleID, rhs: ModuleID) -> Bool { lhs.rawValue == rhs.rawValue }
+    /// Whether `lhs` and `rhs` are equal; identifiers with different hashes are told apart without comparing text.
+    public static func == (lhs: ModuleID, rhs: ModuleID) -> Bool {
+        lhs.hashAndValidity == rhs.hashAndValidity && lhs.rawValue == rhs.rawValue
+    }
 
-    /// Feeds the value's identity to `hasher`.
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    /// Feeds the value's identity to `hasher`: the text's hash, computed once.
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashAndValidity) }
 
     /// Creates an identifier from any string; never fails (see ``isValid``). Codable uses this.
     public init(rawValue: String) {
