@@ -78,6 +78,7 @@ extension Kernel {
 
     /// Ends a job's span with its outcome, and records the job's duration.
     func endJobSpan(_ span: (any Span)?, _ index: Int, _ outcome: Outcome, _ kind: Schedule.Kind) {
+        guard span != nil || telemetry.measures else { return }
         let id = graph.nodes[index].id.rawValue
         let name: String
         switch outcome.result {

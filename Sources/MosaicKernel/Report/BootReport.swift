@@ -62,18 +62,20 @@ public struct BootReport: Sendable {
 
     /// Writes one line per module (info when active, warning otherwise), one per diagnostic, and the summary.
     public func log(to logger: Logger) {
-        // Skip building metadata for ten thousand lines nobody will see.
-        for module in modules where logger.logLevel <= (module.state.reason == nil ? .info : .warning) {
-            var metadata: Logger.Metadata = [
-                "module": "\(module.id)", "version": "\(module.version)",
-                "state": "\(module.state.name)",
-            ]
-            if let time = module.activationTime { metadata["activation"] = "\(Self.format(time))" }
-            if let reason = module.state.reason {
-                metadata["reason"] = "\(reason)"
-                logger.warning("module not active", metadata: metadata)
-            } else {
-                logger.info("module \(module.state.name)", metadata: metadata)
+        // Skip building metadata for ten thousand lines nobody will see; above warnings, skip every module.
+        if logger.logLevel <= .warning {
+            for module in modules where logger.logLevel <= (module.state.reason == nil ? .info : .warning) {
+                var metadata: Logger.Metadata = [
+                    "module": "\(module.id)", "version": "\(module.version)",
+                    "state": "\(module.state.name)",
+                ]
+                if let time = module.activationTime { metadata["activation"] = "\(Self.format(time))" }
+                if let reason = module.state.reason {
+                    metadata["reason"] = "\(reason)"
+                    logger.warning("module not active", metadata: metadata)
+                } else {
+                    logger.info("module \(module.state.name)", metadata: metadata)
+                }
             }
         }
         for diagnostic in diagnostics where diagnostic.severity > .note {

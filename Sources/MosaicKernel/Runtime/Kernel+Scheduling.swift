@@ -100,7 +100,8 @@ extension Kernel {
     }
 
     private func finish(_ index: Int, _ outcome: Outcome, _ kind: Schedule.Kind) {
-        endJobSpan(schedule?.spans.removeValue(forKey: index), index, outcome, kind)
+        endJobSpan(
+            schedule?.spans.isEmpty == false ? schedule?.spans.removeValue(forKey: index) : nil, index, outcome, kind)
         switch kind {
         case .activation: finishActivation(index, outcome)
         case .deactivation: finishDeactivation(index, outcome)
