@@ -14,7 +14,9 @@ public struct ModuleGraph: Sendable {
     /// One module of the graph, with what validation decided about it. Other modules are named by their
     /// position in ``ModuleGraph/nodes``, so walking the graph hashes no strings.
     struct Node: Sendable {
-        let entry: ModuleCatalog.Entry
+        /// The position of the module's catalog entry in ``ModuleGraph/entries``. (A position, not the entry: walks
+        /// over the nodes read fewer cache lines.)
+        let entry: Int
         /// The entry's manifest, kept here so that reading a field does not copy the whole manifest.
         let manifest: Manifest
         var id: ModuleID { manifest.id }
@@ -49,6 +51,8 @@ public struct ModuleGraph: Sendable {
     public let host: HostEnvironment
     /// Every problem found, in a stable order: discovery problems first, then module by module.
     public internal(set) var diagnostics: [Diagnostic]
+    /// The catalog's entries, which ``Node/entry`` points into.
+    let entries: [ModuleCatalog.Entry]
     /// The modules in catalog order, one per identifier (the first entry of an identifier claimed twice).
     var nodes: [Node] = []
     /// Each identifier's position in ``nodes``.
@@ -77,7 +81,8 @@ public struct ModuleGraph: Sendable {
     ) {
         self.host = host
         self.diagnostics = catalog.diagnostics
-        collectNodes(catalog.entries)
+        self.entries = catalog.entries
+        collectNodes()
         for index in nodes.indices { checkModule(index) }
         resolveDependencies()
         resolveServices(host: services, standard: standard)
@@ -93,6 +98,9 @@ public struct ModuleGraph: Sendable {
     /// Every module not in a dependency cycle, each after all of its dependencies; ties keep catalog order.
     public var activationOrder: [ModuleID] { order.map { nodes[$0].id } }
 
+    /// The catalog entry of the module at `index`.
+    func entry(of index: Int) -> ModuleCatalog.Entry { entries[nodes[index].entry] }
+
     /// The module with identifier `id`, if the graph has it.
     func node(_ id: ModuleID) -> Node? { position[id].map { nodes[$0] } }
 
@@ -100,19 +108,19 @@ public struct ModuleGraph: Sendable {
     func ids(_ positions: [Int]) -> [ModuleID] { positions.map { nodes[$0].id } }
 
     /// Groups entries by identifier; a second, different module under one identifier faults the identifier.
-    private mutating func collectNodes(_ entries: [ModuleCatalog.Entry]) {
+    private mutating func collectNodes() {
         var claimants: [Int: [ModuleCatalog.Entry]] = [:]
         position.reserveCapacity(entries.count)
         nodes.reserveCapacity(entries.count)
-        for entry in entries {
+        for (number, entry) in entries.enumerated() {
             // One hash of the identifier, unless it is claimed twice: then the first entry gets it back.
             if let existing = position.updateValue(nodes.count, forKey: entry.manifest.id) {
                 position[entry.manifest.id] = existing
-                claimants[existing, default: [nodes[existing].entry]].append(entry)
+                claimants[existing, default: [entries[nodes[existing].entry]]].append(entry)
             } else {
                 var registrar = ModuleRegistrar()
                 entry.factory.register(&registrar)
-                nodes.append(Node(entry: entry, manifest: entry.manifest, registrar: registrar))
+                nodes.append(Node(entry: number, manifest: entry.manifest, registrar: registrar))
             }
         }
         for (index, entries) in claimants.sorted(by: { $0.key < $1.key }) {
@@ -132,7 +140,7 @@ public struct ModuleGraph: Sendable {
         fix: String, fault: Bool = false, keyPath: String? = nil
     ) {
         var location: Diagnostic.Location?
-        if let id = modules.first, let index = position[id], case .manifestFile(let path) = nodes[index].entry.origin {
+        if let id = modules.first, let index = position[id], case .manifestFile(let path) = entry(of: index).origin {
             location = Diagnostic.Location(file: path, keyPath: keyPath)
         }
         diagnostics.append(Diagnostic(code, severity, modules: modules, message: message, fix: fix, location: location))

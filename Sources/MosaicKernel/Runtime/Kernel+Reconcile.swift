@@ -124,7 +124,7 @@ extension Kernel {
             state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id), ledger: ledger,
             configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger)))
         records[index].context = context
-        let make = graph.nodes[index].entry.factory.make
+        let make = graph.entry(of: index).factory.make
         let table = serviceRuntime.table
         return { [context] in
             do {

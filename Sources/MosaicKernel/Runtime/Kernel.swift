@@ -298,7 +298,7 @@ public actor Kernel {
         let entries = records.indices.map { index in
             BootReport.Entry(
                 id: graph.nodes[index].manifest.id, version: graph.nodes[index].manifest.version,
-                origin: graph.nodes[index].entry.origin, state: records[index].lifecycle.state,
+                origin: graph.entry(of: index).origin, state: records[index].lifecycle.state,
                 activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes,
                 cause: records[index].activationTime == nil ? nil : activationCauses[graph.nodes[index].id])
         }
