@@ -115,12 +115,13 @@ extension Kernel {
         let configuration =
             graph.nodes[index].registrar.configurationKeys.isEmpty
             ? ModuleConfiguration() : configurations[id] ?? ModuleConfiguration()
+        let services = serviceRuntime.views[index]
         let context = ActivationContext(
-            id: id, version: graph.nodes[index].manifest.version, host: host, services: serviceRuntime.views[index],
+            id: id, version: graph.nodes[index].manifest.version, host: host, services: services,
             standard: standard,
             contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
             events: Events(
-                bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: serviceRuntime.views[index]), module: id),
+                bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services), module: id),
             state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id), ledger: ledger,
             configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger)))
         records[index].context = context
