@@ -40,8 +40,8 @@ extension ModuleGraph {
     }
 
     /// Whether no module depends on itself through others: every module can be ordered after its dependencies
-    /// (Kahn's algorithm). Linear, and without the per-module lists that finding the cycles needs, which most graphs
-    /// never do.
+    /// (Kahn's algorithm). Linear, and without the per-module lists that listing the cycles needs, which most graphs
+    /// never need.
     private func isAcyclic() -> Bool {
         var waiting = nodes.map { $0.required.count + $0.optional.count }
         var ready = waiting.indices.filter { waiting[$0] == 0 }
