@@ -8,7 +8,6 @@ extension ModuleGraph {
     /// Every module in a dependency cycle is faulted, and each elementary cycle (up to
     /// ``maximumCyclesListed`` per strongly connected group) is reported with its full path.
     mutating func findCycles() {
-        guard !isAcyclic() else { return }
         let adjacency = dependencyAdjacency()
         for component in cyclicComponents(adjacency) {
             let (listed, truncated) = elementaryCycles(in: component, adjacency)
@@ -37,23 +36,6 @@ extension ModuleGraph {
                 nodes[member].inCycle = true
             }
         }
-    }
-
-    /// Whether no module depends on itself through others: every module can be ordered after its dependencies
-    /// (Kahn's algorithm). Linear, and without the per-module lists that listing the cycles needs, which most graphs
-    /// never need.
-    private func isAcyclic() -> Bool {
-        var waiting = nodes.map { $0.required.count + $0.optional.count }
-        var ready = waiting.indices.filter { waiting[$0] == 0 }
-        var ordered = 0
-        while let module = ready.popLast() {
-            ordered += 1
-            for dependent in nodes[module].dependents {
-                waiting[dependent] -= 1
-                if waiting[dependent] == 0 { ready.append(dependent) }
-            }
-        }
-        return ordered == nodes.count
     }
 
     /// For each module, in catalog order, the catalog positions of the modules it depends on.

@@ -88,8 +88,13 @@ public struct ModuleGraph: Sendable {
         resolveServices(host: services, standard: standard)
         checkContributions(points: AnyExtensionPoint.builtIn + extensionPoints)
         checkDeeplinks()
-        findCycles()
+        // Planning orders every module unless some are in a cycle; only then are the cycles listed (which needs
+        // per-module lists most graphs never use), and the plan made again without them.
         plan()
+        if order.count < nodes.count {
+            findCycles()
+            plan()
+        }
     }
 
     /// The identifiers in catalog order.
