@@ -39,7 +39,7 @@ package final class ServiceTable: Sendable {
     }
 
     /// The box registered for `id`, if any, unretained: valid while this table lives.
-    @inlinable
+    @inlinable @inline(__always)
     package func box(for id: ObjectIdentifier) -> Unmanaged<AnyServiceBox>? {
         let key = UInt(bitPattern: id)
         let mask = keys.count - 1

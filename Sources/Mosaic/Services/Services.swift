@@ -41,8 +41,25 @@ public struct Services: Sendable {
     }
 
     /// The service of type `type`: the kernel's and harness's form of ``resolve(_:)-(ServiceKey<T>)``.
-    @inlinable
+    ///
+    /// The common case, a built instance read with no resolve counting and no override scope open, is inlined
+    /// into the caller: no call, and no generic code that looks up `T` at run time.
+    @inlinable @inline(__always)
     package func resolve<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
+        if !countsResolves, !OverrideScope.areActive, let box = visible.box(for: ObjectIdentifier(type)) {
+            let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
+            if address != 0 {
+                defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
+                return ServiceBox<T>.value(at: address)
+            }
+            box._withUnsafeGuaranteedRef { $0.endRead() }
+        }
+        return try resolveAnyCase(type)
+    }
+
+    /// ``resolve(_:)-(T.Type)`` in every case: counted, overridden, not built yet, or failing.
+    @inlinable @inline(never)
+    func resolveAnyCase<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
         if countsResolves { countResolve() }
         if OverrideScope.areActive, let value = OverrideScope.current?.value(of: type) { return value }
         guard let box = visible.box(for: ObjectIdentifier(type)) else { throw undeclared(type) }
