@@ -64,7 +64,7 @@ extension Kernel {
         switch kind {
         case .activation:
             name = SpanName.activate
-            if let cause = activationCauses[manifest.id] { attributes.set(SpanKey.cause, value: .string(cause.name)) }
+            if let cause = records[index].cause { attributes.set(SpanKey.cause, value: .string(cause.name)) }
         case .deactivation: name = SpanName.deactivate
         case .phase(let phase):
             name = SpanName.participant

@@ -79,10 +79,12 @@ extension Kernel {
             }
             catalog = candidate
             rebuildGraph()
-            if let index = graph.position[id] { validate(index) }
+            if let index = graph.position[id] {
+                validate(index)
+                records[index].cause = .install
+            }
             logger.info("module installed", metadata: ["module": "\(id)"])
             operationCause = .install
-            activationCauses[id] = .install
             await reconcile()
             return state(of: id) ?? .discovered
         }

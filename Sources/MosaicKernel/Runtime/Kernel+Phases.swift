@@ -56,7 +56,7 @@ extension Kernel {
             try await context.services.call {
                 for step in steps { try await step(context) }
             }
-            return nil
+            return .nothing
         }
     }
 

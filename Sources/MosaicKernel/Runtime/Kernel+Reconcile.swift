@@ -35,7 +35,7 @@ extension Kernel {
         case .boot: return .boot
         case .grant(let entitlement) where graph.nodes[index].manifest.entitlements.contains(entitlement):
             return operationCause
-        case .install where activationCauses[graph.nodes[index].id] == .install && records[index].activationTime == nil:
+        case .install where records[index].cause == .install && records[index].activationTime == nil:
             return .install
         default:
             let dependency = graph.nodes[index].required.first { starting[$0] }
@@ -71,8 +71,7 @@ extension Kernel {
     func activate(_ positions: [Int]) async {
         var starting = [Bool](repeating: false, count: records.count)
         for index in positions { starting[index] = true }
-        activationCauses.reserveCapacity(activationCauses.count + positions.count)
-        for index in positions { activationCauses[graph.nodes[index].id] = cause(of: index, starting: starting) }
+        for index in positions { records[index].cause = cause(of: index, starting: starting) }
         for index in positions {
             move(index) { lifecycle in
                 switch lifecycle {
@@ -98,9 +97,9 @@ extension Kernel {
     /// module provides and resolves the module's own `@Injected` properties: a factory that throws fails this
     /// module, with the service named, instead of a reader later.
     func startActivation(_ index: Int) -> ModuleJob? {
-        guard case .authorized = records[index].lifecycle,
-            graph.nodes[index].required.allSatisfy({ records[$0].isActive })
-        else { return nil }
+        guard case .authorized = records[index].lifecycle else { return nil }
+        // A loop, not `allSatisfy`: the closure checked the actor's executor once per dependency.
+        for dependency in graph.nodes[index].required where !records[dependency].isActive { return nil }
         let id = graph.nodes[index].id
         let ledger = ModuleLedger(module: id)
         records[index].ledger = ledger
@@ -116,25 +115,26 @@ extension Kernel {
             graph.nodes[index].registrar.configurationKeys.isEmpty
             ? ModuleConfiguration() : configurations[id] ?? ModuleConfiguration()
         let services = serviceRuntime.views[index]
-        let context = ActivationContext(
-            id: id, version: graph.nodes[index].manifest.version, host: host, services: services,
-            standard: standard,
-            contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
-            events: Events(
-                bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services), module: id),
-            state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id), ledger: ledger,
-            configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger)))
-        records[index].context = context
+        let version = graph.nodes[index].manifest.version
         let make = graph.entry(of: index).factory.make
         let table = serviceRuntime.table
-        return { [context] in
+        // The context is made by the job, on its worker: the kernel's actor starts and finishes every module in
+        // turn, and making a context (objects, copies of the services view) was a third of its work per module.
+        return { [self] in
+            let context = ActivationContext(
+                id: id, version: version, host: host, services: services, standard: standard,
+                contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
+                events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services), module: id),
+                state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id),
+                ledger: ledger,
+                configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger)))
             do {
                 return try await context.services.call {
                     for box in provided { try Self.prebuild(box, table) }
                     let module = make()
                     try prepareInjectedProperties(of: module)
                     try await module.activate(context)
-                    return module
+                    return JobResult(module: module, context: context)
                 }
             } catch {
                 await ledger.quiesce()
@@ -156,8 +156,9 @@ extension Kernel {
     func finishActivation(_ index: Int, _ outcome: Outcome) {
         let id = graph.nodes[index].id
         switch outcome.result {
-        case .finished(let module):
-            records[index].instance = module
+        case .finished(let activated):
+            records[index].instance = activated.module
+            records[index].context = activated.context
             records[index].activationTime = outcome.duration
             // Most modules contribute nothing and handle no links: no grant to record for them.
             if let context = records[index].context, let ledger = records[index].ledger {
@@ -218,7 +219,7 @@ extension Kernel {
     func startDeactivation(_ index: Int) -> ModuleJob? {
         let ledger = records[index].ledger
         guard let module = records[index].instance else {
-            finishDeactivation(index, Outcome(result: .finished(nil), duration: .zero))
+            finishDeactivation(index, Outcome(result: .finished(.nothing), duration: .zero))
             return nil
         }
         let services = serviceRuntime.views[index]
@@ -232,7 +233,7 @@ extension Kernel {
                 logger.warning(
                     "deactivate() met a failure", metadata: ["module": "\(id)", "error": "\(error)"])
             }
-            return nil
+            return .nothing
         }
     }
 

@@ -134,7 +134,7 @@ extension Kernel {
                 case .taken(let tellKernel):
                     if tellKernel { await kernel.jobsFinished(run: run) }
                 case .abandoned:
-                    if case .finished(let module?) = result { await module.deactivate() }
+                    if case .finished(let late) = result, let module = late.module { await module.deactivate() }
                     return
                 }
             }

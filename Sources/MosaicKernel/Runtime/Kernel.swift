@@ -31,6 +31,8 @@ public actor Kernel {
         /// What the kernel granted the module while it activates and is active; withdrawn as a whole.
         var ledger: ModuleLedger?
         var activationTime: Duration?
+        /// Why the module was last activated (an install marks it before it activates).
+        var cause: ActivationCause?
         /// How long the module's participants took in the last run of each phase.
         var phaseTimes: [LifecyclePhase: Duration] = [:]
         /// Whether ``lifecycle`` is active, kept beside it so hot loops need not inspect the enum.
@@ -78,8 +80,6 @@ public actor Kernel {
     private var bootDuration: Duration = .zero
     /// What the operation under way activates modules for (boot, a grant, an install).
     var operationCause = ActivationCause.boot
-    /// Why each module was last activated.
-    var activationCauses: [ModuleID: ActivationCause] = [:]
     /// The diagnostic codes the diagnostics gauge has shown, so that one that went away reads 0.
     var reportedDiagnostics: Set<DiagnosticKey> = []
     /// How many modules are in each state, for the `mosaic_modules` gauge; empty until counted.
@@ -300,7 +300,7 @@ public actor Kernel {
                 id: graph.nodes[index].manifest.id, version: graph.nodes[index].manifest.version,
                 origin: graph.entry(of: index).origin, state: records[index].lifecycle.state,
                 activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes,
-                cause: records[index].activationTime == nil ? nil : activationCauses[graph.nodes[index].id])
+                cause: records[index].activationTime == nil ? nil : records[index].cause)
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
     }

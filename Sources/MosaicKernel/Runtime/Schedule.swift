@@ -2,13 +2,22 @@ internal import Mosaic
 internal import Tracing
 
 /// One module's activation or deactivation, run by a worker task (see ``JobPool``) that the kernel can give up on
-/// when the module never returns; returns the module instance when there is one to keep.
-typealias ModuleJob = @Sendable () async throws -> (any Module)?
+/// when the module never returns.
+typealias ModuleJob = @Sendable () async throws -> JobResult
+
+/// What a finished job hands back: an activation's module instance and the context it was activated with (the job
+/// makes the context on its worker, off the kernel's actor); nothing for other jobs.
+struct JobResult: Sendable {
+    var module: (any Module)?
+    var context: ActivationContext?
+
+    static let nothing = JobResult(module: nil, context: nil)
+}
 
 /// How a job ended, and how long it ran.
 struct Outcome: Sendable {
     enum Result: Sendable {
-        case finished((any Module)?)
+        case finished(JobResult)
         case threw(any Error)
         case timedOut
     }
