@@ -29,7 +29,7 @@ extension ModuleGraph {
             verdicts[index] = .failed(reason: nodes[index].fault ?? "it is in a dependency cycle.")
         }
         for index in order {
-            let id = nodes[index].manifest.id
+            let id = nodes[index].id
             if let fault = nodes[index].fault ?? (failures.isEmpty ? nil : failures[id]) {
                 verdicts[index] = .failed(reason: fault)
                 continue
@@ -46,7 +46,7 @@ extension ModuleGraph {
                 blockers.append(.module(unmet.id))
                 reasons.append(unmet.reason)
             }
-            let entitlements = nodes[index].manifest.entitlements
+            let entitlements = self[manifestAt: index].entitlements
             let missing = entitlements.isEmpty ? [] : entitlements.filter { !policy.grants($0) }.sorted()
             if !missing.isEmpty {
                 let list = missing.map { "'\($0)'" }.joined(separator: ", ")

@@ -4,7 +4,7 @@ extension ModuleGraph {
     /// Checks what a module declares about itself: identifier, version, entitlement names, dependency
     /// declarations, and compatibility with the host. Every problem found is reported.
     mutating func checkModule(_ index: Int) {
-        let manifest = nodes[index].manifest
+        let manifest = self[manifestAt: index]
         let id = manifest.id
         let problems = id.problems
         if !problems.isEmpty {

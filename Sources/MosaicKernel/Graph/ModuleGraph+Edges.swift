@@ -34,7 +34,7 @@ extension ModuleGraph {
     /// ```
     public var edges: [Edge] {
         nodes.flatMap { node in
-            let declared = Set(node.manifest.dependencies.map(\.id))
+            let declared = Set(entries[node.entry].manifest.dependencies.map(\.id))
             return node.required.map { target in
                 let id = nodes[target].id
                 return Edge(from: node.id, to: id, kind: declared.contains(id) ? .required : .service)
@@ -43,7 +43,7 @@ extension ModuleGraph {
     }
 
     /// The manifest of module `id`, if the graph has it.
-    public func manifest(of id: ModuleID) -> Manifest? { node(id)?.manifest }
+    public func manifest(of id: ModuleID) -> Manifest? { position[id].map { self[manifestAt: $0] } }
 
     /// What module `id` declared at registration (no module code beyond `register(in:)` runs), if the graph has it.
     package func registration(of id: ModuleID) -> ModuleRegistrar? { node(id)?.registrar }

@@ -17,9 +17,8 @@ public struct ModuleGraph: Sendable {
         /// The position of the module's catalog entry in ``ModuleGraph/entries``. (A position, not the entry: walks
         /// over the nodes read fewer cache lines.)
         let entry: Int
-        /// The entry's manifest, kept here so that reading a field does not copy the whole manifest.
-        let manifest: Manifest
-        var id: ModuleID { manifest.id }
+        /// The module's identifier. (Its manifest stays in its entry: ``ModuleGraph/subscript(manifestAt:)``.)
+        let id: ModuleID
         /// What the module registered: its services and uses.
         var registrar = ModuleRegistrar()
         /// Why the module itself can never run here, or `nil`.
@@ -106,6 +105,12 @@ public struct ModuleGraph: Sendable {
     /// The catalog entry of the module at `index`.
     func entry(of index: Int) -> ModuleCatalog.Entry { entries[nodes[index].entry] }
 
+    /// The manifest of the module at `index`, lent in place: reading a field copies that field alone (copying a
+    /// whole manifest retains a dozen references, and a node that kept its own copy was twice the size).
+    subscript(manifestAt index: Int) -> Manifest {
+        _read { yield entries[nodes[index].entry].manifest }
+    }
+
     /// The module with identifier `id`, if the graph has it.
     func node(_ id: ModuleID) -> Node? { position[id].map { nodes[$0] } }
 
@@ -117,15 +122,16 @@ public struct ModuleGraph: Sendable {
         var claimants: [Int: [ModuleCatalog.Entry]] = [:]
         position.reserveCapacity(entries.count)
         nodes.reserveCapacity(entries.count)
-        for (number, entry) in entries.enumerated() {
+        for number in entries.indices {
+            let id = entries[number].manifest.id
             // One hash of the identifier, unless it is claimed twice: then the first entry gets it back.
-            if let existing = position.updateValue(nodes.count, forKey: entry.manifest.id) {
-                position[entry.manifest.id] = existing
-                claimants[existing, default: [entries[nodes[existing].entry]]].append(entry)
+            if let existing = position.updateValue(nodes.count, forKey: id) {
+                position[id] = existing
+                claimants[existing, default: [entries[nodes[existing].entry]]].append(entries[number])
             } else {
-                var registrar = ModuleRegistrar()
-                entry.factory.register(&registrar)
-                nodes.append(Node(entry: number, manifest: entry.manifest, registrar: registrar))
+                nodes.append(Node(entry: number, id: id))
+                // Registered in place: a registrar is a dozen lists, and copying one into its node retained each.
+                entries[number].factory.register(&nodes[nodes.count - 1].registrar)
             }
         }
         for (index, entries) in claimants.sorted(by: { $0.key < $1.key }) {
@@ -158,12 +164,12 @@ public struct ModuleGraph: Sendable {
     private mutating func resolveDependencies() {
         for index in nodes.indices {
             // Most dependencies are required and met: one allocation for the list instead of one per doubling.
-            nodes[index].required.reserveCapacity(nodes[index].manifest.dependencies.count)
-            for number in nodes[index].manifest.dependencies.indices {
+            nodes[index].required.reserveCapacity(self[manifestAt: index].dependencies.count)
+            for number in self[manifestAt: index].dependencies.indices {
                 if let target = metTarget(of: number, in: index) {
-                    link(index, to: target, optional: nodes[index].manifest.dependencies[number].isOptional)
-                } else if nodes[index].manifest.dependencies[number].id.isValid {
-                    resolve(nodes[index].manifest.dependencies[number], of: index, number: number)
+                    link(index, to: target, optional: self[manifestAt: index].dependencies[number].isOptional)
+                } else if self[manifestAt: index].dependencies[number].id.isValid {
+                    resolve(self[manifestAt: index].dependencies[number], of: index, number: number)
                 }
             }
         }
@@ -173,9 +179,9 @@ public struct ModuleGraph: Sendable {
     /// an accepted version: the common case, read in place (copying each dependency out of its list was about 7 % of
     /// validating 10,000 modules). Otherwise `nil`, and ``resolve(_:of:number:)`` reports what is wrong.
     private func metTarget(of number: Int, in index: Int) -> Int? {
-        guard nodes[index].manifest.dependencies[number].id.isValid,
-            let target = position[nodes[index].manifest.dependencies[number].id],
-            nodes[index].manifest.dependencies[number].versions.contains(nodes[target].manifest.version)
+        guard self[manifestAt: index].dependencies[number].id.isValid,
+            let target = position[self[manifestAt: index].dependencies[number].id],
+            self[manifestAt: index].dependencies[number].versions.contains(self[manifestAt: target].version)
         else { return nil }
         return target
     }
@@ -209,7 +215,7 @@ public struct ModuleGraph: Sendable {
             }
             return
         }
-        let found = nodes[target].manifest.version
+        let found = self[manifestAt: target].version
         if nodes[target].fault == nil, found.isValid, dependency.versions.problem == nil,
             !dependency.versions.contains(found)
         {

@@ -54,7 +54,7 @@ extension Kernel {
     /// code runs in ``Services/call(_:)``, which names the module in the task's `ServiceContext` for its logs.)
     func startJobSpan(_ index: Int, _ kind: Schedule.Kind, parent: ServiceContext?) -> (any Span)? {
         guard telemetry.traces else { return nil }
-        let manifest = graph.nodes[index].manifest
+        let manifest = graph[manifestAt: index]
         var context = parent ?? .topLevel
         context.mosaicModule = manifest.id
         var attributes: SpanAttributes = [

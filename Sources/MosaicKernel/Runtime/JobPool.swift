@@ -34,7 +34,9 @@ final class JobPool: Sendable {
     }
 
     private struct State {
-        var waiting: [Job] = []
+        /// The jobs added, each taken out (set to `nil`) when a worker starts it: the worker, not the lock's
+        /// holder, then releases what the job captured, once it has run.
+        var waiting: [Job?] = []
         var waitingHead = 0
         var workers: [Int: Worker] = [:]
         var nextWorker = 0
@@ -61,7 +63,7 @@ final class JobPool: Sendable {
     /// waiting, these and any left behind by a worker given up on.
     func add(_ jobs: [Job]) -> [Int] {
         state.withLock { state in
-            state.waiting += jobs
+            state.waiting.append(contentsOf: jobs.lazy.map { $0 })
             let idle = state.workers.count - state.busy
             let wanted = min(width - state.workers.count, state.waiting.count - state.waitingHead - idle)
             guard wanted > 0 else { return [] }
@@ -92,7 +94,9 @@ final class JobPool: Sendable {
                 state.workers[id] = nil
                 return nil
             }
-            let job = state.waiting[state.waitingHead]
+            guard let job = state.waiting[state.waitingHead].take() else {
+                preconditionFailure("a waiting job was taken twice")
+            }
             state.waitingHead += 1
             if state.waitingHead == state.waiting.count {
                 state.waiting.removeAll(keepingCapacity: true)

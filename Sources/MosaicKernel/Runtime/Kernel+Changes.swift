@@ -56,8 +56,8 @@ extension Kernel {
         try await exclusively { () async throws(KernelError) -> ModuleState in
             try requireRunning()
             let id = factory.manifest.id
-            if let existing = graph.node(id) {
-                let message = "\(id) is already installed (version \(existing.manifest.version))."
+            if let existing = graph.manifest(of: id) {
+                let message = "\(id) is already installed (version \(existing.version))."
                 throw KernelError(
                     .installRefused, message + " Uninstall it first to replace it.", module: id,
                     diagnostics: [

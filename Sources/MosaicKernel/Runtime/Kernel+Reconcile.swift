@@ -33,7 +33,7 @@ extension Kernel {
     private func cause(of index: Int, starting: [Bool]) -> ActivationCause {
         switch operationCause {
         case .boot: return .boot
-        case .grant(let entitlement) where graph.nodes[index].manifest.entitlements.contains(entitlement):
+        case .grant(let entitlement) where graph[manifestAt: index].entitlements.contains(entitlement):
             return operationCause
         case .install where records[index].cause == .install && records[index].activationTime == nil:
             return .install
@@ -104,23 +104,24 @@ extension Kernel {
         let ledger = ModuleLedger(module: id)
         records[index].ledger = ledger
         let provided = serviceRuntime.provided[index]
-        if !provided.isEmpty {
-            for box in provided { box.activate() }
-            ledger.hold { for box in provided { box.deactivate() } }
-        }
-        eventHub.activate(id)
-        ledger.hold { [eventHub] in eventHub.deactivate(id) }
         // Only a module that declares configuration keys has values read for it.
         let configuration =
             graph.nodes[index].registrar.configurationKeys.isEmpty
             ? ModuleConfiguration() : configurations[id] ?? ModuleConfiguration()
         let services = serviceRuntime.views[index]
-        let version = graph.nodes[index].manifest.version
+        let version = graph[manifestAt: index].version
         let make = graph.entry(of: index).factory.make
         let table = serviceRuntime.table
-        // The context is made by the job, on its worker: the kernel's actor starts and finishes every module in
-        // turn, and making a context (objects, copies of the services view) was a third of its work per module.
+        // The job grants the module its services and the right to publish, and makes its context, on its worker:
+        // the kernel's actor starts and finishes every module in turn, and this was half its work per module. (A
+        // job runs these first; should the kernel give up on it, its ledger was already holding them.)
         return { [self] in
+            if !provided.isEmpty {
+                for box in provided { box.activate() }
+                ledger.hold { for box in provided { box.deactivate() } }
+            }
+            eventHub.activate(id)
+            ledger.hold { [eventHub] in eventHub.deactivate(id) }
             let context = ActivationContext(
                 id: id, version: version, host: host, services: services, standard: standard,
                 contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),

@@ -175,13 +175,14 @@ public actor Kernel {
     }
 
     deinit {
-        // A kernel dropped without shutdown() still takes back what its modules hold and ends every stream.
+        // A kernel dropped without shutdown() still takes back what its modules hold and ends every stream. The
+        // event hub ends first, all publishers at once, so that each ledger's withdrawal finds none to remove.
+        eventHub.finish()
         for index in records.indices { records[index].ledger?.withdraw() }
         policyWatch?.cancel()
         changes.finish()
         contributionStore.finish()
         deeplinkRouter.finish()
-        eventHub.finish()
         stateHub.finish()
         renderSignal.finish()
     }
@@ -297,7 +298,7 @@ public actor Kernel {
     public func report() -> BootReport {
         let entries = records.indices.map { index in
             BootReport.Entry(
-                id: graph.nodes[index].manifest.id, version: graph.nodes[index].manifest.version,
+                id: graph.nodes[index].id, version: graph[manifestAt: index].version,
                 origin: graph.entry(of: index).origin, state: records[index].lifecycle.state,
                 activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes,
                 cause: records[index].activationTime == nil ? nil : records[index].cause)
