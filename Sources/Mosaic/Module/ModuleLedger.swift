@@ -41,10 +41,14 @@ package final class ModuleLedger: Sendable {
 
     /// The module the ledger belongs to.
     package let module: ModuleID
+    /// Told once, when the ledger closes, before any grant is taken back: the kernel's event hub, which then stops
+    /// the module publishing. (Every module holds that right; as a grant it cost each module a closure and a list.)
+    private let closing: (any LedgerClosingObserver)?
     private let state = Mutex(State())
 
-    package init(module: ModuleID) {
+    package init(module: ModuleID, closing: (any LedgerClosingObserver)? = nil) {
         self.module = module
+        self.closing = closing
     }
 
     /// Whether the module still holds its grants (it is activating, active or deactivating).
@@ -155,7 +159,8 @@ package final class ModuleLedger: Sendable {
     /// running (when ``quiesce()`` was skipped because the module failed or the kernel was dropped) are cancelled.
     package func withdraw() {
         // The lists are taken whole and walked backwards: no copy of them is made.
-        let (entry, rest, tasks) = state.withLock { state in
+        let (wasOpen, entry, rest, tasks) = state.withLock { state in
+            let wasOpen = state.isOpen
             state.isOpen = false
             state.acceptsWork = false
             defer {
@@ -163,10 +168,17 @@ package final class ModuleLedger: Sendable {
                 state.rest = []
                 state.tasks = [:]
             }
-            return (state.entry, state.rest, state.tasks)
+            return (wasOpen, state.entry, state.rest, state.tasks)
         }
+        if wasOpen { closing?.ledgerClosed(of: module) }
         for grant in entry.reversed() { grant.withdraw() }
         for grant in rest.reversed() { grant.withdraw() }
         for task in tasks.values { task.cancel() }
     }
+}
+
+/// Told when a module's ledger closes (see ``ModuleLedger/init(module:closing:)``).
+package protocol LedgerClosingObserver: AnyObject, Sendable {
+    /// `module`'s ledger closed: the module holds nothing from now on.
+    func ledgerClosed(of module: ModuleID)
 }

@@ -9,25 +9,42 @@ internal import Instrumentation
 /// not declare fails with ``ServiceError/Code-swift.struct/notDeclared``, so every dependency is visible in the
 /// manifest-time registration, and validated before anything runs.
 public struct Services: Sendable {
-    @usableFromInline let visible: ServiceTable
-    @usableFromInline let all: ServiceTable
+    /// The view's parts, in one object: a view is copied into every closure that serves its module (its context,
+    /// event bus, jobs and calls), and a copy is then one reference instead of five.
+    @usableFromInline
+    final class Storage: Sendable {
+        @usableFromInline let visible: ServiceTable
+        @usableFromInline let all: ServiceTable
+        let module: ModuleID
+        /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
+        @usableFromInline let countsResolves: Bool
+        /// The task-local `ServiceContext` of this module's calls when the caller has none, made once rather than
+        /// per call (see ``call(_:)``).
+        let callContext: ServiceContext
+
+        init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
+            self.module = module
+            self.visible = visible
+            self.all = all
+            self.countsResolves = all.observer?.countsResolves ?? false
+            var callContext = ServiceContext.topLevel
+            callContext.mosaicModule = module
+            self.callContext = callContext
+        }
+    }
+
+    @usableFromInline let storage: Storage
+    @inlinable var visible: ServiceTable { storage.visible }
+    @inlinable var all: ServiceTable { storage.all }
+    @inlinable var countsResolves: Bool { storage.countsResolves }
+    var callContext: ServiceContext { storage.callContext }
+
     /// The module this view belongs to.
-    public let module: ModuleID
-    /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
-    @usableFromInline let countsResolves: Bool
-    /// The task-local `ServiceContext` of this module's calls when the caller has none, made once rather than
-    /// per call (see ``call(_:)``).
-    let callContext: ServiceContext
+    public var module: ModuleID { storage.module }
 
     /// A view for `module` over `visible`, whose factories resolve their dependencies from `all`.
     package init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
-        self.module = module
-        self.visible = visible
-        self.all = all
-        self.countsResolves = all.observer?.countsResolves ?? false
-        var callContext = ServiceContext.topLevel
-        callContext.mosaicModule = module
-        self.callContext = callContext
+        storage = Storage(module: module, visible: visible, all: all)
     }
 
     /// The service `key` names.

@@ -9,7 +9,7 @@ internal import Tracing
 /// Each event type has one channel, made on the type's first publish or subscription: its count of events so far
 /// and a broadcast of the type's envelopes. A publish builds the `EventEnvelope` once and hands that one value to
 /// every subscriber's mailbox, so a delivery does no conversion, no dynamic cast and no generic-metadata lookup.
-final class EventHub: EventBus {
+final class EventHub: EventBus, LedgerClosingObserver {
     /// The events of one type: how many were published, and who subscribed.
     private struct Channel {
         /// Events of the type published so far: the last one's sequence number.
@@ -143,6 +143,11 @@ final class EventHub: EventBus {
     /// Stops `module` publishing (its ledger ends its subscriptions).
     func deactivate(_ module: ModuleID) {
         state.withLock { _ = $0.publishers.remove(module) }
+    }
+
+    /// A module's ledger closed: it may no longer publish.
+    func ledgerClosed(of module: ModuleID) {
+        deactivate(module)
     }
 
     /// Ends every subscription: the kernel shut down.

@@ -101,7 +101,8 @@ extension Kernel {
         // A loop, not `allSatisfy`: the closure checked the actor's executor once per dependency.
         for dependency in graph.nodes[index].required where !records[dependency].isActive { return nil }
         let id = graph.nodes[index].id
-        let ledger = ModuleLedger(module: id)
+        // The ledger stops the module publishing when it closes.
+        let ledger = ModuleLedger(module: id, closing: eventHub)
         records[index].ledger = ledger
         let provided = serviceRuntime.provided[index]
         // Only a module that declares configuration keys has values read for it.
@@ -121,7 +122,7 @@ extension Kernel {
                 ledger.hold { for box in provided { box.deactivate() } }
             }
             eventHub.activate(id)
-            ledger.hold { [eventHub] in eventHub.deactivate(id) }
+            if !ledger.isOpen { eventHub.deactivate(id) }
             let context = ActivationContext(
                 id: id, version: version, host: host, services: services, standard: standard,
                 contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
