@@ -162,11 +162,27 @@ public struct ModuleGraph: Sendable {
 
     /// Links each dependency to the module it names, recording what is missing or at the wrong version.
     private mutating func resolveDependencies() {
+        // First each met dependency's target, and how many modules depend on each: every list of dependents is
+        // then allocated once, at its size, instead of once per doubling.
+        var targets: [Int?] = []
+        var dependentCounts = [Int](repeating: 0, count: nodes.count)
+        for index in nodes.indices {
+            for number in self[manifestAt: index].dependencies.indices {
+                let target = metTarget(of: number, in: index)
+                targets.append(target)
+                if let target { dependentCounts[target] += 1 }
+            }
+        }
+        for index in nodes.indices where dependentCounts[index] > 0 {
+            nodes[index].dependents.reserveCapacity(dependentCounts[index])
+        }
+        var next = 0
         for index in nodes.indices {
             // Most dependencies are required and met: one allocation for the list instead of one per doubling.
             nodes[index].required.reserveCapacity(self[manifestAt: index].dependencies.count)
             for number in self[manifestAt: index].dependencies.indices {
-                if let target = metTarget(of: number, in: index) {
+                defer { next += 1 }
+                if let target = targets[next] {
                     link(index, to: target, optional: self[manifestAt: index].dependencies[number].isOptional)
                 } else if self[manifestAt: index].dependencies[number].id.isValid {
                     resolve(self[manifestAt: index].dependencies[number], of: index, number: number)

@@ -38,11 +38,14 @@ final class JobPool: Sendable {
         /// holder, then releases what the job captured, once it has run.
         var waiting: [Job?] = []
         var waitingHead = 0
-        var workers: [Int: Worker] = [:]
-        var nextWorker = 0
+        /// Each worker by identifier (its position); `nil` once it stopped or was given up on. (An array, not a
+        /// dictionary: changing a dictionary's value in place allocated twice per job.)
+        var workers: [Worker?] = []
+        /// Workers not stopped or given up on.
+        var alive = 0
         /// Workers running a job (the others are about to take one, or to stop).
         var busy = 0
-        var outcomes: [(index: Int, outcome: Outcome)] = []
+        var outcomes: [Outcome.Handed] = []
         /// Whether a worker is on its way to tell the kernel that ``outcomes`` has something.
         var kernelTold = false
         var timer: Task<Void, Never>?
@@ -64,14 +67,13 @@ final class JobPool: Sendable {
     func add(_ jobs: [Job]) -> [Int] {
         state.withLock { state in
             state.waiting.append(contentsOf: jobs.lazy.map { $0 })
-            let idle = state.workers.count - state.busy
-            let wanted = min(width - state.workers.count, state.waiting.count - state.waitingHead - idle)
+            let idle = state.alive - state.busy
+            let wanted = min(width - state.alive, state.waiting.count - state.waitingHead - idle)
             guard wanted > 0 else { return [] }
-            return (0..<wanted).map { _ in
-                defer { state.nextWorker += 1 }
-                state.workers[state.nextWorker] = Worker()
-                return state.nextWorker
-            }
+            state.alive += wanted
+            let first = state.workers.count
+            state.workers.append(contentsOf: repeatElement(Worker?.some(Worker()), count: wanted))
+            return Array(first..<first + wanted)
         }
     }
 
@@ -91,7 +93,7 @@ final class JobPool: Sendable {
     func next(for id: Int, now: () -> Duration) -> (job: Job, started: Duration, armTimer: Duration?)? {
         state.withLock { state in
             guard !state.closed, state.workers[id] != nil, state.waitingHead < state.waiting.count else {
-                state.workers[id] = nil
+                Self.forget(id, in: &state)
                 return nil
             }
             guard let job = state.waiting[state.waitingHead].take() else {
@@ -123,12 +125,12 @@ final class JobPool: Sendable {
         }
     }
 
-    /// The outcomes handed in since the kernel last read them.
-    func takeOutcomes() -> [(index: Int, outcome: Outcome)] {
+    /// Swaps the outcomes handed in since the kernel last read them into `taken`, which is empty: its buffer
+    /// takes the next ones, so that reading outcomes allocates no list after the first.
+    func takeOutcomes(into taken: inout [Outcome.Handed]) {
         state.withLock { state in
             state.kernelTold = false
-            defer { state.outcomes = [] }
-            return state.outcomes
+            swap(&state.outcomes, &taken)
         }
     }
 
@@ -138,12 +140,12 @@ final class JobPool: Sendable {
         state.withLock { state in
             var overdue: [(index: Int, task: Task<Void, Never>?)] = []
             var next: Duration?
-            for (id, worker) in state.workers {
-                guard let current = worker.current else { continue }
+            for id in state.workers.indices {
+                guard let worker = state.workers[id], let current = worker.current else { continue }
                 let deadline = current.started + timeLimit
                 if deadline <= now {
                     // A worker given up on is forgotten: it no longer counts, so the jobs behind it get another.
-                    state.workers[id] = nil
+                    Self.forget(id, in: &state)
                     state.busy -= 1
                     overdue.append((current.index, worker.task))
                 } else {
@@ -163,6 +165,12 @@ final class JobPool: Sendable {
             return state.closed
         }
         if closed { timer.cancel() }
+    }
+
+    /// Marks worker `id` stopped or given up on.
+    private static func forget(_ id: Int, in state: inout State) {
+        if state.workers[id] != nil { state.alive -= 1 }
+        state.workers[id] = nil
     }
 
     /// Ends the run: no job is left, and the timer stops.

@@ -38,9 +38,12 @@ extension Kernel {
     /// Workers of run `run` handed in outcomes: finishes each, and starts what they readied.
     func jobsFinished(run: Int) {
         guard let schedule, schedule.run == run else { return }
-        for (index, outcome) in schedule.pool.takeOutcomes() {
-            finish(index, outcome, schedule.kind)
-            schedule.done(index)
+        schedule.reusing(\.handed) { handed in
+            schedule.pool.takeOutcomes(into: &handed)
+            for (index, outcome) in handed {
+                finish(index, outcome, schedule.kind)
+                schedule.done(index)
+            }
         }
         advance(schedule)
     }
@@ -61,17 +64,19 @@ extension Kernel {
 
     /// Starts every ready job and the workers they need, and ends the run when nothing remains.
     private func advance(_ schedule: Schedule) {
-        var jobs: [JobPool.Job] = []
-        while let index = schedule.nextReady() {
-            guard let job = start(index, schedule.kind) else {
-                schedule.done(index)
-                continue
+        let workers = schedule.reusing(\.started) { jobs in
+            while let index = schedule.nextReady() {
+                guard let job = start(index, schedule.kind) else {
+                    schedule.done(index)
+                    continue
+                }
+                let span = startJobSpan(index, schedule.kind, parent: schedule.parent)
+                if let span { schedule.spans[index] = span }
+                jobs.append(JobPool.Job(index: index, work: job, context: span?.context))
             }
-            let span = startJobSpan(index, schedule.kind, parent: schedule.parent)
-            if let span { schedule.spans[index] = span }
-            jobs.append(JobPool.Job(index: index, work: job, context: span?.context))
+            return schedule.pool.add(jobs)
         }
-        for worker in schedule.pool.add(jobs) {
+        for worker in workers {
             schedule.pool.setTask(
                 Self.work(schedule.pool, worker: worker, kernel: self, clock: clock, run: schedule.run), of: worker)
         }

@@ -24,6 +24,9 @@ struct Outcome: Sendable {
 
     var result: Result
     var duration: Duration
+
+    /// An outcome handed in by a worker, with the position of its module.
+    typealias Handed = (index: Int, outcome: Outcome)
 }
 
 /// The bookkeeping of one run of jobs in dependency order. It lives on the kernel's actor and is touched only
@@ -57,6 +60,9 @@ final class Schedule {
     var parent: ServiceContext?
     /// The span of each job under way (only when a tracer records them).
     var spans: [Int: any Span] = [:]
+    /// Lists the kernel fills and empties on each turn, kept for their buffers (see ``reusing(_:_:)``).
+    var handed: [Outcome.Handed] = []
+    var started: [JobPool.Job] = []
 
     /// A run over `positions` of a graph of `size` modules, each waiting on the positions `waitsOn` visits that are
     /// themselves in the run (`waitsOn(p, visit)` calls `visit` once per position `p` waits on).
@@ -105,6 +111,19 @@ final class Schedule {
             waiting[waiter] -= 1
             if waiting[waiter] == 0 { ready.append(waiter) }
         }
+    }
+
+    /// Runs `body` with the list at `list`, which it leaves empty: the buffer is kept for the next turn.
+    func reusing<Element, R>(
+        _ list: ReferenceWritableKeyPath<Schedule, [Element]>, _ body: (inout [Element]) -> R
+    ) -> R {
+        var taken: [Element] = []
+        swap(&taken, &self[keyPath: list])
+        defer {
+            taken.removeAll(keepingCapacity: true)
+            swap(&taken, &self[keyPath: list])
+        }
+        return body(&taken)
     }
 
     /// The next position ready to start, if any.
