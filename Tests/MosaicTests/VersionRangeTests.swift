@@ -16,6 +16,45 @@ import Testing
         #expect(VersionRange.any.contains("0.0.1"))
     }
 
+    @Test("a release against release bounds is in range exactly when the versions' order says so (seeded, 5,000 pairs)")
+    func releasesFollowTheOrder() {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        print("VersionRangeTests.releasesFollowTheOrder seed \(seed)")
+        var state = seed
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        func version() -> SemanticVersion {
+            SemanticVersion("\(next(3)).\(next(3)).\(next(3))" + (next(4) == 0 ? "+build.\(next(9))" : ""))
+        }
+        for _ in 0..<5_000 {
+            let (lower, upper, candidate) = (version(), version(), version())
+            let range: VersionRange
+            let expected: Bool
+            switch next(5) {
+            case 0:
+                guard lower < upper else { continue }
+                range = VersionRange(lower..<upper)
+                expected = !(candidate < lower) && candidate < upper
+            case 1:
+                guard lower <= upper else { continue }
+                range = VersionRange(lower...upper)
+                expected = !(candidate < lower) && !(upper < candidate)
+            case 2:
+                range = .atLeast(lower)
+                expected = !(candidate < lower)
+            case 3:
+                range = .from(lower)
+                expected = !(candidate < lower) && candidate.components!.major == lower.components!.major
+            default:
+                range = .any
+                expected = true
+            }
+            #expect(range.contains(candidate) == expected, "\(candidate) in \(range), seed \(seed)")
+        }
+    }
+
     @Test("pre-releases match only ranges whose bounds are pre-releases")
     func prereleases() {
         #expect(!VersionRange("1.0.0"..<"2.0.0").contains("1.5.0-beta"))

@@ -28,6 +28,9 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
     public let text: String
     /// The parsed parts, or `nil` when ``text`` is not a valid semantic version.
     public let components: Components?
+    /// Major, minor and patch when the version is a valid release (no pre-release): what ranges compare in the
+    /// common case, read without copying ``components`` (which retains its lists).
+    let release: (major: Int, minor: Int, patch: Int)?
 
     /// The longest version text accepted, in UTF-8 bytes.
     public static let maximumLength = 256
@@ -35,7 +38,9 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
     /// Parses `text` strictly; an invalid version keeps its text and has a ``problem``.
     public init(_ text: String) {
         self.text = text
-        self.components = Self.parse(text)
+        let components = Self.parse(text)
+        self.components = components
+        self.release = components.flatMap { $0.prerelease.isEmpty ? ($0.major, $0.minor, $0.patch) : nil }
     }
 
     /// Creates `major.minor.patch`; negative numbers make an invalid version.
@@ -69,7 +74,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
 
     /// What is wrong with the text and how to write it, or `nil` when it is valid.
     public var problem: String? {
-        guard components == nil else { return nil }
+        guard release == nil, components == nil else { return nil }
         return "\(text.quotedForMessage()) is not a semantic version; write MAJOR.MINOR.PATCH with an optional "
             + "-prerelease and +build, such as '1.4.0' or '2.0.0-beta.1', without leading zeros, numbers at most "
             + "\(Int.max) and at most \(Self.maximumLength) bytes in all"

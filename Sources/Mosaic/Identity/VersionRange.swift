@@ -29,6 +29,25 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// What is wrong with the range and how to write it, or `nil` when it is well formed; found once, when the
     /// range is made.
     public let problem: String?
+    /// The bounds as plain numbers when each is absent or a valid release (most ranges), for ``contains(_:)``.
+    private let releaseBounds: ReleaseBounds?
+
+    private struct ReleaseBounds {
+        var lower: (Int, Int, Int)?
+        var upper: (Int, Int, Int)?
+
+        /// Both bounds as releases, or `nil` when either is a pre-release or invalid.
+        init?(_ lower: SemanticVersion?, _ upper: SemanticVersion?) {
+            if let lower {
+                guard let release = lower.release else { return nil }
+                self.lower = release
+            }
+            if let upper {
+                guard let release = upper.release else { return nil }
+                self.upper = release
+            }
+        }
+    }
 
     /// Every version.
     public static let any = VersionRange(lowerBound: nil, upperBound: nil, includesUpperBound: false)
@@ -38,6 +57,7 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         self.upperBound = upperBound
         self.includesUpperBound = includesUpperBound
         self.problem = Self.problem(lowerBound, upperBound, includesUpperBound)
+        self.releaseBounds = ReleaseBounds(lowerBound, upperBound)
     }
 
     /// `lower..<upper`.
@@ -70,7 +90,14 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// A pre-release is accepted only when a bound is a pre-release, and never one of a release upper bound's own
     /// version (`2.0.0-alpha` is not in `1.0.0-rc.1..<2.0.0`), as in SwiftPM.
     public func contains(_ version: SemanticVersion) -> Bool {
-        // Compared as parsed parts, each bound read once: validating a large graph calls this per dependency.
+        // A release against release bounds, the common case, compares plain numbers: validating a large graph calls
+        // this per dependency, and reading the parsed parts copies (and retains) their lists.
+        if let releaseBounds, let candidate = version.release {
+            if let lower = releaseBounds.lower, candidate < lower { return false }
+            guard let upper = releaseBounds.upper else { return true }
+            return includesUpperBound ? candidate <= upper : candidate < upper
+        }
+        // Otherwise compared as parsed parts, each bound read once.
         guard let candidate = version.components else { return false }
         var lowerParts: SemanticVersion.Components?
         if let lowerBound {
