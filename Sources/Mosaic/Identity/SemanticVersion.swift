@@ -30,7 +30,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
     public let components: Components?
     /// Major, minor and patch when the version is a valid release (no pre-release): what ranges compare in the
     /// common case, read without copying ``components`` (which retains its lists).
-    let release: (major: Int, minor: Int, patch: Int)?
+    @usableFromInline let release: (major: Int, minor: Int, patch: Int)?
 
     /// The longest version text accepted, in UTF-8 bytes.
     public static let maximumLength = 256

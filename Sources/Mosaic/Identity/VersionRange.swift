@@ -30,11 +30,12 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// range is made.
     public let problem: String?
     /// The bounds as plain numbers when each is absent or a valid release (most ranges), for ``contains(_:)``.
-    private let releaseBounds: ReleaseBounds?
+    @usableFromInline let releaseBounds: ReleaseBounds?
 
-    private struct ReleaseBounds {
-        var lower: (Int, Int, Int)?
-        var upper: (Int, Int, Int)?
+    @usableFromInline
+    struct ReleaseBounds: Sendable {
+        @usableFromInline var lower: (Int, Int, Int)?
+        @usableFromInline var upper: (Int, Int, Int)?
 
         /// Both bounds as releases, or `nil` when either is a pre-release or invalid.
         init?(_ lower: SemanticVersion?, _ upper: SemanticVersion?) {
@@ -89,15 +90,22 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     ///
     /// A pre-release is accepted only when a bound is a pre-release, and never one of a release upper bound's own
     /// version (`2.0.0-alpha` is not in `1.0.0-rc.1..<2.0.0`), as in SwiftPM.
+    @inlinable
     public func contains(_ version: SemanticVersion) -> Bool {
-        // A release against release bounds, the common case, compares plain numbers: validating a large graph calls
-        // this per dependency, and reading the parsed parts copies (and retains) their lists.
+        // A release against release bounds, the common case, compares plain numbers in the caller: validating a
+        // large graph calls this per dependency, and a call or reading the parsed parts copied the range and the
+        // version (retaining their texts and lists).
         if let releaseBounds, let candidate = version.release {
             if let lower = releaseBounds.lower, candidate < lower { return false }
             guard let upper = releaseBounds.upper else { return true }
             return includesUpperBound ? candidate <= upper : candidate < upper
         }
-        // Otherwise compared as parsed parts, each bound read once.
+        return containsComparingParts(version)
+    }
+
+    /// ``contains(_:)`` for pre-releases, invalid versions and bounds: compared as parsed parts, each bound read once.
+    @usableFromInline
+    func containsComparingParts(_ version: SemanticVersion) -> Bool {
         guard let candidate = version.components else { return false }
         var lowerParts: SemanticVersion.Components?
         if let lowerBound {
