@@ -6,14 +6,25 @@ internal import Synchronization
 /// A context is copied into every closure that serves the module (its job, handlers, participants, tasks), so it
 /// keeps its fields in one shared storage object: a copy is one reference, not a dozen.
 public struct ActivationContext: Sendable {
+    /// What every context of one kernel shares, made once: each context holds one reference to it instead of a
+    /// copy of the host (whose copy retained ten references).
+    package final class Shared: Sendable {
+        let host: HostEnvironment
+        let standard: (any Standard)?
+
+        package init(host: HostEnvironment, standard: (any Standard)?) {
+            self.host = host
+            self.standard = standard
+        }
+    }
+
     private final class Storage: Sendable {
         let id: ModuleID
         let version: SemanticVersion
-        let host: HostEnvironment
+        let shared: Shared
         /// Made on first use: most modules never log, and making a logger calls the host's logging factory.
         private let madeLogger = Mutex<Logger?>(nil)
         let services: Services
-        let standard: (any Standard)?
         let contributions: Contributions
         let events: Events
         let state: SharedState
@@ -21,15 +32,13 @@ public struct ActivationContext: Sendable {
         let configuration: ModuleConfiguration
 
         init(
-            id: ModuleID, version: SemanticVersion, host: HostEnvironment, services: Services,
-            standard: (any Standard)?, contributions: Contributions, events: Events, state: SharedState,
-            ledger: ModuleLedger?, configuration: ModuleConfiguration
+            id: ModuleID, version: SemanticVersion, shared: Shared, services: Services, contributions: Contributions,
+            events: Events, state: SharedState, ledger: ModuleLedger?, configuration: ModuleConfiguration
         ) {
             self.id = id
             self.version = version
-            self.host = host
+            self.shared = shared
             self.services = services
-            self.standard = standard
             self.contributions = contributions
             self.events = events
             self.state = state
@@ -57,13 +66,13 @@ public struct ActivationContext: Sendable {
     /// The module's version.
     public var version: SemanticVersion { storage.version }
     /// The host the module runs in.
-    public var host: HostEnvironment { storage.host }
+    public var host: HostEnvironment { storage.shared.host }
     /// A logger labelled with the module's identifier.
     public var logger: Logger { storage.logger }
     /// The services the module may resolve: its own, those it declared it uses, and the host's.
     public var services: Services { storage.services }
     /// The host's standard, when it has one.
-    public var standard: (any Standard)? { storage.standard }
+    public var standard: (any Standard)? { storage.shared.standard }
     /// Every module's contributions to the host's extension points, for a module that gathers them.
     public var contributions: Contributions { storage.contributions }
     /// The event bus, publishing as this module.
@@ -77,13 +86,12 @@ public struct ActivationContext: Sendable {
 
     /// Creates a context; the kernel and test harnesses do this, modules only read it.
     package init(
-        id: ModuleID, version: SemanticVersion, host: HostEnvironment, services: Services, standard: (any Standard)?,
-        contributions: Contributions, events: Events, state: SharedState, ledger: ModuleLedger?,
-        configuration: ModuleConfiguration
+        id: ModuleID, version: SemanticVersion, shared: Shared, services: Services, contributions: Contributions,
+        events: Events, state: SharedState, ledger: ModuleLedger?, configuration: ModuleConfiguration
     ) {
         storage = Storage(
-            id: id, version: version, host: host, services: services, standard: standard,
-            contributions: contributions, events: events, state: state, ledger: ledger, configuration: configuration)
+            id: id, version: version, shared: shared, services: services, contributions: contributions,
+            events: events, state: state, ledger: ledger, configuration: configuration)
     }
 
     /// The host's standard as `type`, or `nil` when there is none or it does not conform; a module that declared

@@ -3,35 +3,40 @@ internal import Mosaic
 extension ModuleGraph {
     /// Checks what a module declares about itself: identifier, version, entitlement names, dependency
     /// declarations, and compatibility with the host. Every problem found is reported.
+    ///
+    /// The manifest is read in place, field by field: a copy of it retained a dozen references per module.
     mutating func checkModule(_ index: Int) {
-        let manifest = self[manifestAt: index]
-        let id = manifest.id
-        let problems = id.problems
-        if !problems.isEmpty {
+        let id = nodes[index].id
+        if !id.isValid {
+            let problems = id.problems
             report(
                 .invalidIdentifier, .error, [id],
                 "the identifier \(id.rawValue.quotedForMessage()) is invalid: \(problems.joined(separator: "; ")).",
                 fix: "Rename the module to a reverse-DNS identifier such as 'com.example.feature'.", fault: true,
                 keyPath: "id")
         }
-        if let problem = manifest.version.problem {
+        if let problem = self[manifestAt: index].version.problem {
             report(
                 .invalidVersion, .error, [id], "the version of \(id) is invalid: \(problem).",
                 fix: "Set the manifest's version to a semantic version.", fault: true, keyPath: "version")
         }
-        for entitlement in manifest.entitlements.sorted() {
-            if let problem = entitlement.problem {
-                report(
-                    .invalidDeclaration, .error, [id], "\(id) declares an unusable entitlement: \(problem).",
-                    fix: "Rename the entitlement in \(id)'s manifest.", fault: true, keyPath: "entitlements")
+        if self[manifestAt: index].entitlements.contains(where: { $0.problem != nil }) {
+            for entitlement in self[manifestAt: index].entitlements.sorted() {
+                if let problem = entitlement.problem {
+                    report(
+                        .invalidDeclaration, .error, [id], "\(id) declares an unusable entitlement: \(problem).",
+                        fix: "Rename the entitlement in \(id)'s manifest.", fault: true, keyPath: "entitlements")
+                }
             }
         }
-        // Each dependency is read in place, and copied out only when something is wrong with it.
-        for number in manifest.dependencies.indices
-        where !manifest.dependencies[number].id.isValid || manifest.dependencies[number].versions.problem != nil {
-            checkDeclaration(of: manifest.dependencies[number], in: id, number: number)
+        // Each dependency is copied out only when something is wrong with it.
+        for number in self[manifestAt: index].dependencies.indices
+        where !self[manifestAt: index].dependencies[number].id.isValid
+            || self[manifestAt: index].dependencies[number].versions.problem != nil
+        {
+            checkDeclaration(of: self[manifestAt: index].dependencies[number], in: id, number: number)
         }
-        checkCompatibility(of: id, manifest.compatibility)
+        checkCompatibility(of: id, at: index)
     }
 
     /// Checks dependency number `number` of `id`. (Its key path is made only for a diagnostic, as in `resolve`.)
@@ -54,20 +59,24 @@ extension ModuleGraph {
         }
     }
 
-    private mutating func checkCompatibility(of id: ModuleID, _ compatibility: Compatibility) {
-        if let problem = compatibility.host.problem {
+    private mutating func checkCompatibility(of id: ModuleID, at index: Int) {
+        if let problem = self[manifestAt: index].compatibility.host.problem {
             report(
                 .invalidDeclaration, .error, [id], "\(id)'s host compatibility has a bad version \(problem).",
                 fix: "Write the range as \(VersionRange.acceptedForms).", fault: true, keyPath: "compatibility.host")
-        } else if !compatibility.host.contains(host.version) {
+        } else if !self[manifestAt: index].compatibility.host.contains(host.version) {
+            let compatibility = self[manifestAt: index].compatibility
             report(
                 .incompatibleHostVersion, .error, [id],
                 "\(id) needs a host version in \(compatibility.host), but this host is \(host.version).",
                 fix: "Run \(id) in a host whose version is in \(compatibility.host), or widen its compatibility.",
                 fault: true, keyPath: "compatibility.host")
         }
-        checkPlatforms(of: id, compatibility.platforms)
-        let missing = compatibility.features.subtracting(host.features).sorted()
+        if !self[manifestAt: index].compatibility.platforms.isEmpty {
+            checkPlatforms(of: id, self[manifestAt: index].compatibility.platforms)
+        }
+        guard !self[manifestAt: index].compatibility.features.isSubset(of: host.features) else { return }
+        let missing = self[manifestAt: index].compatibility.features.subtracting(host.features).sorted()
         if !missing.isEmpty {
             let list = missing.map { $0.quotedForMessage() }.joined(separator: ", ")
             report(

@@ -124,7 +124,7 @@ extension Kernel {
             eventHub.activate(id)
             if !ledger.isOpen { eventHub.deactivate(id) }
             let context = ActivationContext(
-                id: id, version: version, host: host, services: services, standard: standard,
+                id: id, version: version, shared: contextShared, services: services,
                 contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
                 events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services), module: id),
                 state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id),

@@ -51,6 +51,8 @@ public actor Kernel {
     /// The services the host itself registers, and its standard.
     let hostServices: ServiceRegistrar
     let standard: (any Standard)?
+    /// The host and standard as every module's context holds them.
+    let contextShared: ActivationContext.Shared
     /// The extension points the host declares beyond the built-in ones.
     let extensionPoints: [AnyExtensionPoint]
 
@@ -142,6 +144,7 @@ public actor Kernel {
         self.defaultPolicy = entitlements
         self.hostServices = services
         self.standard = standard
+        self.contextShared = ActivationContext.Shared(host: host, standard: standard)
         self.extensionPoints = extensionPoints
         self.options = options
         self.clock = KernelClock(options.clock)
