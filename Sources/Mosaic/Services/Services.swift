@@ -1,4 +1,5 @@
 internal import Instrumentation
+internal import Synchronization
 
 /// What one module may resolve: its own services, those it declared it uses, and the host's.
 ///
@@ -18,18 +19,27 @@ public struct Services: Sendable {
         let module: ModuleID
         /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
         @usableFromInline let countsResolves: Bool
-        /// The task-local `ServiceContext` of this module's calls when the caller has none, made once rather than
-        /// per call (see ``call(_:)``).
-        let callContext: ServiceContext
+        private let madeCallContext = Mutex<ServiceContext?>(nil)
 
         init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
             self.module = module
             self.visible = visible
             self.all = all
             self.countsResolves = all.observer?.countsResolves ?? false
-            var callContext = ServiceContext.topLevel
-            callContext.mosaicModule = module
-            self.callContext = callContext
+        }
+
+        /// The task-local `ServiceContext` of this module's calls when the caller has none (see ``call(_:)``):
+        /// made on the first call and kept, not per call, and not with the view (a kernel makes every module's view
+        /// at once, and the first call of most is their activation, on a worker).
+        var callContext: ServiceContext {
+            if let made = madeCallContext.withLock({ $0 }) { return made }
+            var context = ServiceContext.topLevel
+            context.mosaicModule = module
+            return madeCallContext.withLock { made in
+                if let made { return made }
+                made = context
+                return context
+            }
         }
     }
 

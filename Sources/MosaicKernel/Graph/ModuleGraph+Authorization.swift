@@ -29,7 +29,8 @@ extension ModuleGraph {
             verdicts[index] = .failed(reason: nodes[index].fault ?? "it is in a dependency cycle.")
         }
         for index in order {
-            let id = nodes[index].id
+            // Read where needed: most modules run, and copying an identifier retains its text.
+            var id: ModuleID { nodes[index].id }
             if let fault = nodes[index].fault ?? (failures.isEmpty ? nil : failures[id]) {
                 verdicts[index] = .failed(reason: fault)
                 continue
@@ -46,8 +47,9 @@ extension ModuleGraph {
                 blockers.append(.module(unmet.id))
                 reasons.append(unmet.reason)
             }
-            let entitlements = self[manifestAt: index].entitlements
-            let missing = entitlements.isEmpty ? [] : entitlements.filter { !policy.grants($0) }.sorted()
+            let missing =
+                self[manifestAt: index].entitlements.isEmpty
+                ? [] : self[manifestAt: index].entitlements.filter { !policy.grants($0) }.sorted()
             if !missing.isEmpty {
                 let list = missing.map { "'\($0)'" }.joined(separator: ", ")
                 blockers += missing.map { .entitlement($0) }
@@ -60,7 +62,7 @@ extension ModuleGraph {
                         fix: "Grant \(list) to run \(id), or leave it blocked."))
             }
             for dependency in nodes[index].required {
-                let name = nodes[dependency].id
+                var name: ModuleID { nodes[dependency].id }
                 switch verdicts[dependency] {
                 case .run?, nil: continue
                 case .failed(let reason)?:
