@@ -80,19 +80,30 @@ struct ModuleEventBus: EventBus {
     }
 }
 
-/// Every module's contributions, as a module sees them. The store is held weakly: contributions the store keeps
-/// hold their module's context, and through it this view, which must not keep the store alive in turn.
+/// Every module's contributions, as a module sees them. The store is reached through a weak reference: contributions
+/// the store keeps hold their module's context, and through it this view, which must not keep the store alive in
+/// turn.
 struct ModuleContributionSource: ContributionSource {
-    weak var store: ContributionStore?
+    let store: WeakContributionStore
     let ledger: ModuleLedger
 
     func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>] {
-        store?.contributions(for: point) ?? []
+        store.store?.contributions(for: point) ?? []
     }
 
     func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
-        guard let subscription = store?.subscription(of: point) else { return Subscription.ended().stream }
+        guard let subscription = store.store?.subscription(of: point) else { return Subscription.ended().stream }
         return ledger.adopt(subscription)
+    }
+}
+
+/// A kernel's contribution store, held weakly, once for every module's view: a view holding a weak reference itself
+/// could not be stored in an existential's inline buffer, and cost each module an allocation.
+final class WeakContributionStore: Sendable {
+    weak let store: ContributionStore?
+
+    init(_ store: ContributionStore) {
+        self.store = store
     }
 }
 

@@ -125,7 +125,7 @@ extension Kernel {
             if !ledger.isOpen { eventHub.deactivate(id) }
             let context = ActivationContext(
                 id: id, version: version, shared: contextShared, services: services,
-                contributions: Contributions(ModuleContributionSource(store: contributionStore, ledger: ledger)),
+                contributions: Contributions(ModuleContributionSource(store: weakContributionStore, ledger: ledger)),
                 events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services), module: id),
                 state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id),
                 ledger: ledger,

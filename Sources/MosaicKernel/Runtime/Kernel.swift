@@ -104,6 +104,8 @@ public actor Kernel {
     var serviceRuntime: ServiceRuntime
     /// What active modules contribute, mediated per point.
     let contributionStore: ContributionStore
+    /// The store as module views reach it (weakly).
+    let weakContributionStore: WeakContributionStore
     /// The deeplink handlers of active modules.
     let deeplinkRouter: DeeplinkRouter
     /// Events between modules.
@@ -166,7 +168,9 @@ public actor Kernel {
         let renderSignal = Broadcast<Void>()
         self.renderSignal = renderSignal
         self.moduleVersion = VersionCounter(signal: renderSignal)
-        self.contributionStore = ContributionStore(points: graph.points.values, signal: renderSignal)
+        let contributionStore = ContributionStore(points: graph.points.values, signal: renderSignal)
+        self.contributionStore = contributionStore
+        self.weakContributionStore = WeakContributionStore(contributionStore)
         self.stateHub = StateHub(
             directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout,
             shared: options.sharedStorage?.state, telemetry: telemetry, signal: renderSignal, events: eventHub)
