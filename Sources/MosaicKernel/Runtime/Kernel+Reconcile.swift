@@ -114,8 +114,8 @@ extension Kernel {
         let make = graph.entry(of: index).factory.make
         let table = serviceRuntime.table
         // The job grants the module its services and the right to publish, and makes its context, on its worker:
-        // the kernel's actor starts and finishes every module in turn, and this was half its work per module. (A
-        // job runs these first; should the kernel give up on it, its ledger was already holding them.)
+        // the kernel's actor starts and finishes every module in turn, and this was half its work per module. Should
+        // the ledger be closed already (the kernel gave up on the job), what the job grants is taken back at once.
         return { [self] in
             if !provided.isEmpty {
                 for box in provided { box.activate() }
@@ -129,7 +129,8 @@ extension Kernel {
                 events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services), module: id),
                 state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id),
                 ledger: ledger,
-                configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger)))
+                configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger))
+            )
             do {
                 return try await context.services.call {
                     for box in provided { try Self.prebuild(box, table) }
