@@ -105,7 +105,7 @@ extension Kernel {
             }
             let requiring = graph.ids(
                 graph.nodes[index].dependents.filter { other in
-                    graph.nodes[other].required.contains(index) && records[other].isActive
+                    graph.nodes[other].required.contains(index) && active[other]
                 })
             if dependents == .refuse, !requiring.isEmpty {
                 let names = requiring.map(\.rawValue).joined(separator: ", ")

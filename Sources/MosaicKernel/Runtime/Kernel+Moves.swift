@@ -7,6 +7,7 @@ extension Kernel {
     func move(_ index: Int, _ step: (Lifecycle) -> Lifecycle?) {
         // One access to the record for the whole step (each separate one is an exclusivity check at run time).
         guard let (from, to) = Self.move(&records[index], step), from != to else { return }
+        if case .active = to { active[index] = true } else { active[index] = false }
         // Links wait for a module on its way up (nil) and are refused otherwise; tell the router only of a change.
         let unavailable = Self.unavailability(to)
         if unavailable != nil || Self.unavailability(from) != nil {
@@ -22,7 +23,6 @@ extension Kernel {
         guard let next = step(record.lifecycle) else { return nil }
         let from = record.lifecycle.state
         record.lifecycle = next
-        if case .active = next { record.isActive = true } else { record.isActive = false }
         return (from, next.state)
     }
 
@@ -51,6 +51,9 @@ extension Kernel {
             graph: graph, previous: serviceRuntime, forgetting: forgotten, preview: options.preview,
             observer: ServiceTelemetry.observer(for: telemetry))
         records = graph.nodes.map { previous[$0.id] ?? Record() }
+        active = records.map { record in
+            if case .active = record.lifecycle { true } else { false }
+        }
         stateCounts = [:]
         deeplinkRouter.setOwners(graph.deeplinkOwners)
         // A module installed again starts afresh; `move` tells the router only of changes, so forget its old state.

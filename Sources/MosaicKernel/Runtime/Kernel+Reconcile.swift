@@ -13,11 +13,11 @@ extension Kernel {
         var verdicts = currentVerdicts()
         authorization.attributes.set(SpanKey.diagnostics, value: .int64(Int64(authorizationDiagnostics.count)))
         authorization.end()
-        await deactivate(records.indices.filter { records[$0].isActive && !verdicts[$0].isRun })
+        await deactivate(records.indices.filter { active[$0] && !verdicts[$0].isRun })
         settle(verdicts)
         let failuresBefore = failures.count
         let planning = telemetry.startSpan(SpanName.plan)
-        let starting = graph.order.filter { verdicts[$0].isRun && !records[$0].isActive }
+        let starting = graph.order.filter { verdicts[$0].isRun && !active[$0] }
         planning.attributes.set(SpanKey.modules, value: .int64(Int64(starting.count)))
         planning.end()
         await activate(starting)
@@ -99,7 +99,7 @@ extension Kernel {
     func startActivation(_ index: Int) -> ModuleJob? {
         guard case .authorized = records[index].lifecycle else { return nil }
         // A loop, not `allSatisfy`: the closure checked the actor's executor once per dependency.
-        for dependency in graph.nodes[index].required where !records[dependency].isActive { return nil }
+        for dependency in graph.nodes[index].required where !active[dependency] { return nil }
         let id = graph.nodes[index].id
         // The ledger stops the module publishing when it closes.
         let ledger = ModuleLedger(module: id, closing: eventHub)

@@ -35,8 +35,6 @@ public actor Kernel {
         var cause: ActivationCause?
         /// How long the module's participants took in the last run of each phase.
         var phaseTimes: [LifecyclePhase: Duration] = [:]
-        /// Whether ``lifecycle`` is active, kept beside it so hot loops need not inspect the enum.
-        var isActive = false
     }
 
     // MARK: What the host set up (fixed for the kernel's life)
@@ -74,6 +72,9 @@ public actor Kernel {
 
     /// One record per module, at the module's position in ``graph``.
     var records: [Record] = []
+    /// Whether each module is active, by position: apart from the records, so that checking a module's dependencies
+    /// (once per activation) reads one small array instead of a large record per dependency.
+    var active: [Bool] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
     var failures: [ModuleID: String] = [:]
     /// Modules on their way out through ``uninstall(_:dependents:)``.
@@ -179,6 +180,7 @@ public actor Kernel {
             pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)
         deeplinkRouter.setOwners(graph.deeplinkOwners)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
+        self.active = Array(repeating: false, count: graph.nodes.count)
     }
 
     deinit {
@@ -268,7 +270,7 @@ public actor Kernel {
             policyWatch?.cancel()
             policyWatch = nil
             let span = telemetry.startSpan(SpanName.shutdown)
-            await within(span) { await deactivate(records.indices.filter { records[$0].isActive }) }
+            await within(span) { await deactivate(records.indices.filter { active[$0] }) }
             span.end()
             logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
             changes.finish()
