@@ -56,13 +56,16 @@ package final class ServiceTable: Sendable {
     @inlinable
     package func resolve<T: Sendable>(_ box: Unmanaged<AnyServiceBox>, as type: T.Type) throws(ServiceError) -> T {
         // The common case, a built instance, reads the box without retaining it; anything else takes the long way.
-        let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
-        if address != 0 {
-            defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
-            return ServiceBox<T>.value(at: address)
-        }
-        box._withUnsafeGuaranteedRef { $0.endRead() }
+        if let value = Self.builtValue(in: box, as: type) { return value }
         return try unsafeDowncast(box.takeUnretainedValue(), to: ServiceBox<T>.self).get(from: self)
+    }
+
+    /// The instance `box` has built, read without retaining the box; `nil` when it is not built or not active.
+    @inlinable @inline(__always)
+    package static func builtValue<T: Sendable>(in box: Unmanaged<AnyServiceBox>, as type: T.Type) -> T? {
+        let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
+        defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
+        return address == 0 ? nil : ServiceBox<T>.value(at: address)
     }
 
     /// Reports `error`, a failed resolve by `module`, to the observer; returns it.

@@ -73,13 +73,10 @@ public struct Services: Sendable {
     /// into the caller: no call, and no generic code that looks up `T` at run time.
     @inlinable @inline(__always)
     package func resolve<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
-        if !countsResolves, !OverrideScope.areActive, let box = visible.box(for: ObjectIdentifier(type)) {
-            let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
-            if address != 0 {
-                defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
-                return ServiceBox<T>.value(at: address)
-            }
-            box._withUnsafeGuaranteedRef { $0.endRead() }
+        if !countsResolves, !OverrideScope.areActive, let box = visible.box(for: ObjectIdentifier(type)),
+            let value = ServiceTable.builtValue(in: box, as: type)
+        {
+            return value
         }
         return try resolveAnyCase(type)
     }
