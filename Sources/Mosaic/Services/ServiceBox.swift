@@ -16,14 +16,14 @@ package class AnyServiceBox: @unchecked Sendable {
     @usableFromInline package let scope: ServiceScope
     @usableFromInline package let provider: ModuleID
     @usableFromInline let active = Atomic<Bool>(false)
-    /// The address of the built instance's holder, or 0; see ``ServiceBox`` for why reading it is safe.
+    /// The address of the built instance, or 0; see ``ServiceBox`` for why reading it is safe.
     @usableFromInline let published = Atomic<UInt>(0)
-    /// How many readers may be between loading ``published`` and taking their own reference to the value; a
-    /// release waits until there are none before it drops the holder.
+    /// How many readers may be between loading ``published`` and taking their own copy of the instance; a
+    /// release waits until there are none before it frees the instance.
     @usableFromInline let readers = Atomic<Int>(0)
-    /// The address of the built instance's holder (0: none), retained by the box and changed only under this lock.
-    /// It lives here, not in the generic subclass, so that making, locking and freeing a box asks the runtime for
-    /// no generic metadata.
+    /// The address of the built instance (0: none), owned by the box and changed only under this lock. It lives
+    /// here, not in the generic subclass, so that making, locking and freeing a box asks the runtime for no generic
+    /// metadata.
     let storage = Mutex<UInt>(0)
 
     init(key: AnyServiceKey, scope: ServiceScope, provider: ModuleID) {
@@ -65,6 +65,22 @@ package class AnyServiceBox: @unchecked Sendable {
         readers.wrappingSubtract(1, ordering: .releasing)
     }
 
+    /// A copy of the instance of type `T` at `address`, from ``beginRead()``; only while counted as a reader.
+    ///
+    /// A static of this non-generic class, so that code not specialized for `T` reads it with no lookup of
+    /// generic metadata (a static of `ServiceBox<T>` would first ask the runtime for `ServiceBox<T>`).
+    @inlinable @inline(__always)
+    package static func instance<T>(at address: UInt, as _: T.Type) -> T {
+        UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped.assumingMemoryBound(to: T.self).pointee
+    }
+
+    /// Runs `body` with the instance of type `T` at `address`, lent in place rather than copied; only while
+    /// counted as a reader.
+    @inlinable @inline(__always)
+    package static func withInstance<T, R>(at address: UInt, as _: T.Type, _ body: (T) -> R) -> R {
+        body(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped.assumingMemoryBound(to: T.self).pointee)
+    }
+
     /// Waits until no reader can still hold an address loaded before ``published`` was cleared.
     func waitForReaders() {
         while readers.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
@@ -81,14 +97,15 @@ package class AnyServiceBox: @unchecked Sendable {
 
 /// The box of a service of type `T`.
 //
-// The built instance lives in an immutable `Holder`; `storage` (under its lock) owns one reference to it and
+// The built instance lives in memory allocated for it alone and never written once initialized (not in a generic
+// class, whose metadata the runtime would look up per service type); `storage` (under its lock) owns it and
 // `published` is its address for readers. `published` changes only inside the lock, and the instance is fully
 // built before its address is stored, which readers load with sequentially consistent ordering after counting
 // themselves in `readers`. A release clears `published` first (also sequentially consistent), then waits for
-// `readers` to reach zero before it drops the holder: a reader either counted itself before the clear, and the
+// `readers` to reach zero before it frees the instance: a reader either counted itself before the clear, and the
 // release waits for it, or it loads the cleared address and takes the slow path. `factory` is an immutable
 // `@Sendable` closure.
-// SAFETY: hence a reader that loads a non-zero `published` always reads a live, fully built, immutable holder.
+// SAFETY: hence a reader that loads a non-zero `published` always reads a live, fully built, unchanging instance.
 @usableFromInline
 package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable {
     private let factory: @Sendable (ServiceTable) throws -> T
@@ -114,25 +131,10 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
         let address = beginRead()
         if address != 0 {
             defer { endRead() }
-            return Self.value(at: address)
+            return AnyServiceBox.instance(at: address, as: T.self)
         }
         endRead()
         return try publish(table)
-    }
-
-    /// The value of the holder at `address`, read without retaining the holder; only while counted as a reader.
-    @inlinable
-    package static func value(at address: UInt) -> T {
-        Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
-            ._withUnsafeGuaranteedRef { $0.value }
-    }
-
-    /// Runs `body` with the value of the holder at `address`, retaining neither the holder nor the value (the
-    /// holder's `let` lets the compiler lend it); only while counted as a reader.
-    @inlinable
-    package static func withValue<R>(at address: UInt, _ body: (T) -> R) -> R {
-        Unmanaged<Holder<T>>.fromOpaque(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped)
-            ._withUnsafeGuaranteedRef { body($0.value) }
     }
 
     /// Builds the instance once, under the lock; inside `withOverrides` it is built fresh and not kept, so a test's
@@ -141,20 +143,23 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
     func publish(_ table: ServiceTable) throws(ServiceError) -> T {
         if OverrideScope.areActive, OverrideScope.current != nil { return try build(table) }
         return try storage.withLock { address throws(ServiceError) -> T in
-            if address != 0 { return Self.value(at: address) }
+            if address != 0 { return AnyServiceBox.instance(at: address, as: T.self) }
             // Checked again under the lock: a deactivation that cleared the instance must not see a new one appear.
             guard active.load(ordering: .sequentiallyConsistent) else { throw inactive() }
             let built = try build(table)
-            address = UInt(bitPattern: Unmanaged.passRetained(Holder(built)).toOpaque())
+            let memory = UnsafeMutablePointer<T>.allocate(capacity: 1)
+            memory.initialize(to: built)
+            address = UInt(bitPattern: memory)
             published.store(address, ordering: .sequentiallyConsistent)
             return built
         }
     }
 
-    /// Drops the box's reference to the holder at `address` (nothing at 0).
+    /// Ends and frees the instance the box owns at `address` (nothing at 0).
     private static func free(_ address: UInt) {
-        guard let holder = UnsafeRawPointer(bitPattern: address) else { return }
-        Unmanaged<Holder<T>>.fromOpaque(holder).release()
+        guard let memory = UnsafeMutablePointer<T>(bitPattern: address) else { return }
+        memory.deinitialize(count: 1)
+        memory.deallocate()
     }
 
     @usableFromInline
@@ -195,11 +200,4 @@ package final class ServiceBox<T: Sendable>: AnyServiceBox, @unchecked Sendable 
         waitForReaders()
         Self.free(dropped)
     }
-}
-
-/// An immutable home for a built instance, so that it can be published by address and lent without a copy.
-@usableFromInline
-final class Holder<T: Sendable>: Sendable {
-    @usableFromInline let value: T
-    init(_ value: T) { self.value = value }
 }

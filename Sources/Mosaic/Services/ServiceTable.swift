@@ -56,16 +56,25 @@ package final class ServiceTable: Sendable {
     @inlinable
     package func resolve<T: Sendable>(_ box: Unmanaged<AnyServiceBox>, as type: T.Type) throws(ServiceError) -> T {
         // The common case, a built instance, reads the box without retaining it; anything else takes the long way.
-        if let value = Self.builtValue(in: box, as: type) { return value }
-        return try unsafeDowncast(box.takeUnretainedValue(), to: ServiceBox<T>.self).get(from: self)
+        try Self.builtValue(in: box, as: type) { () throws(ServiceError) -> T in
+            try unsafeDowncast(box.takeUnretainedValue(), to: ServiceBox<T>.self).get(from: self)
+        }
     }
 
-    /// The instance `box` has built, read without retaining the box; `nil` when it is not built or not active.
+    /// The instance `box` has built, read without retaining the box, or else (not built, or not active) what
+    /// `otherwise` returns. No `T?` in between: code not specialized for `T` would ask the runtime for the
+    /// metadata of `Optional<T>` on every call.
     @inlinable @inline(__always)
-    package static func builtValue<T: Sendable>(in box: Unmanaged<AnyServiceBox>, as type: T.Type) -> T? {
+    package static func builtValue<T: Sendable>(
+        in box: Unmanaged<AnyServiceBox>, as type: T.Type, otherwise: () throws(ServiceError) -> T
+    ) throws(ServiceError) -> T {
         let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
-        defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
-        return address == 0 ? nil : ServiceBox<T>.value(at: address)
+        if address != 0 {
+            defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
+            return AnyServiceBox.instance(at: address, as: type)
+        }
+        box._withUnsafeGuaranteedRef { $0.endRead() }
+        return try otherwise()
     }
 
     /// Reports `error`, a failed resolve by `module`, to the observer; returns it.

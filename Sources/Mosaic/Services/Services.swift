@@ -73,12 +73,12 @@ public struct Services: Sendable {
     /// into the caller: no call, and no generic code that looks up `T` at run time.
     @inlinable @inline(__always)
     package func resolve<T: Sendable>(_ type: T.Type) throws(ServiceError) -> T {
-        if !countsResolves, !OverrideScope.areActive, let box = visible.box(for: ObjectIdentifier(type)),
-            let value = ServiceTable.builtValue(in: box, as: type)
-        {
-            return value
+        guard !countsResolves, !OverrideScope.areActive, let box = visible.box(for: ObjectIdentifier(type)) else {
+            return try resolveAnyCase(type)
         }
-        return try resolveAnyCase(type)
+        return try ServiceTable.builtValue(in: box, as: type) { () throws(ServiceError) -> T in
+            try resolveAnyCase(type)
+        }
     }
 
     /// ``resolve(_:)-(T.Type)`` in every case: counted, overridden, not built yet, or failing.
@@ -102,7 +102,7 @@ public struct Services: Sendable {
         let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
         if address != 0 {
             defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
-            return ServiceBox<T>.withValue(at: address, body)
+            return AnyServiceBox.withInstance(at: address, as: type, body)
         }
         box._withUnsafeGuaranteedRef { $0.endRead() }
         return body(try all.resolve(box, as: type))

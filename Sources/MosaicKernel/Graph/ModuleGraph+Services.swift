@@ -36,6 +36,9 @@ extension ModuleGraph {
                 contested[position, default: [services[position]]].append(candidate)
             }
         }
+        let offered = nodes.reduce(host.provided.count) { $0 + $1.registrar.services.provided.count }
+        services.reserveCapacity(offered)
+        servicePositions.reserveCapacity(offered)
         for registration in host.provided { offer(ServiceProvider(module: nil, registration: registration)) }
         for index in nodes.indices {
             for registration in nodes[index].registrar.services.provided {
@@ -108,9 +111,12 @@ extension ModuleGraph {
     /// Cycles among factories, and singletons that would capture a transient or cached service. Services are
     /// walked by position; a service whose factory takes nothing is never visited.
     private mutating func checkFactories() {
-        let dependencies = services.map { provider in
-            provider.registration.dependencies.isEmpty
-                ? [] : provider.registration.dependencies.compactMap { servicePositions[$0] }
+        // Read in place: copying a provider out of the array retains each part of its registration.
+        let dependencies = services.withUnsafeBufferPointer { providers in
+            providers.indices.map { position -> [Int] in
+                let needs = providers[position].registration.dependencies
+                return needs.isEmpty ? [] : needs.compactMap { servicePositions[$0] }
+            }
         }
         var state = [UInt8](repeating: 0, count: services.count)  // 0: not seen; 1: on the current path; 2: done.
         var reported: Set<Set<Int>> = []
@@ -135,12 +141,12 @@ extension ModuleGraph {
             state[service] = 2
         }
         for service in services.indices where !dependencies[service].isEmpty { visit(service, path: []) }
-        for provider in services where provider.registration.scope == .singleton {
+        for position in services.indices where !dependencies[position].isEmpty {
+            guard services[position].registration.scope == .singleton else { continue }
+            let provider = services[position]
             let key = provider.registration.key
-            for dependency in provider.registration.dependencies {
-                guard let inner = serviceProvider(of: dependency), inner.registration.scope != .singleton else {
-                    continue
-                }
+            for inner in dependencies[position].map({ services[$0] }) where inner.registration.scope != .singleton {
+                let dependency = inner.registration.key
                 let owner = providerName(provider.module)
                 report(
                     .captiveService, .error, provider.module.map { [nodes[$0].id] } ?? [],
