@@ -2,7 +2,8 @@
 //
 // Fixed-arity forms of the registrar's methods for factories of 0 to 4 parameters. Swift prefers them over the
 // variadic forms, and unlike a parameter-pack expansion they specialize fully where the module registers, so a
-// factory resolves its dependencies with no runtime generic-metadata lookups.
+// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure,
+// which builds the instance into the memory the box gives it.
 
 extension ServiceRegistrar {
     /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
@@ -14,7 +15,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, .cached, rank, [],
-            live: { _ in try factory() },
+            live: { _, memory in memory.initializeMemory(as: T.self, to: try factory()) },
             preview: nil)
     }
 
@@ -27,7 +28,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, .cached, rank, [AnyServiceKey(D1.self)],
-            live: { table in try factory(try table.dependency(D1.self)) },
+            live: { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self)))
+            },
             preview: nil)
     }
 
@@ -40,7 +42,10 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, .cached, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
+            },
             preview: nil)
     }
 
@@ -53,8 +58,11 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, .cached, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: { table in
-                try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self,
+                    to: try factory(
+                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
             },
             preview: nil)
     }
@@ -69,10 +77,12 @@ extension ServiceRegistrar {
         add(
             T.self, .cached, rank,
             [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: { table in
-                try factory(
-                    try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                    try table.dependency(D4.self))
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self,
+                    to: try factory(
+                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
+                        try table.dependency(D4.self)))
             },
             preview: nil)
     }

@@ -2,7 +2,8 @@
 //
 // Fixed-arity forms of the registrar's methods for factories of 0 to 4 parameters. Swift prefers them over the
 // variadic forms, and unlike a parameter-pack expansion they specialize fully where the module registers, so a
-// factory resolves its dependencies with no runtime generic-metadata lookups.
+// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure,
+// which builds the instance into the memory the box gives it.
 
 extension ServiceRegistrar {
     /// Provides the service `key` names in `scope`,
@@ -14,7 +15,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [],
-            live: { _ in try factory() },
+            live: { _, memory in memory.initializeMemory(as: T.self, to: try factory()) },
             preview: nil)
     }
 
@@ -30,8 +31,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [],
-            live: { _ in try factory() },
-            preview: { _ in try preview() })
+            live: { _, memory in memory.initializeMemory(as: T.self, to: try factory()) },
+            preview: { _, memory in memory.initializeMemory(as: T.self, to: try preview()) })
     }
 
     /// Provides the service `key` names in `scope`,
@@ -43,7 +44,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self)],
-            live: { table in try factory(try table.dependency(D1.self)) },
+            live: { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self)))
+            },
             preview: nil)
     }
 
@@ -59,8 +61,11 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self)],
-            live: { table in try factory(try table.dependency(D1.self)) },
-            preview: { table in try preview(try table.dependency(D1.self)) })
+            live: { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self)))
+            },
+            preview: { table, memory in
+                memory.initializeMemory(as: T.self, to: try preview(try table.dependency(D1.self)))
+            })
     }
 
     /// Provides the service `key` names in `scope`,
@@ -72,7 +77,10 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
+            },
             preview: nil)
     }
 
@@ -88,8 +96,14 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) },
-            preview: { table in try preview(try table.dependency(D1.self), try table.dependency(D2.self)) })
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
+            },
+            preview: { table, memory in
+                memory.initializeMemory(
+                    as: T.self, to: try preview(try table.dependency(D1.self), try table.dependency(D2.self)))
+            })
     }
 
     /// Provides the service `key` names in `scope`,
@@ -101,8 +115,11 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: { table in
-                try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self,
+                    to: try factory(
+                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
             },
             preview: nil)
     }
@@ -119,11 +136,17 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: { table in
-                try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self,
+                    to: try factory(
+                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
             },
-            preview: { table in
-                try preview(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
+            preview: { table, memory in
+                memory.initializeMemory(
+                    as: T.self,
+                    to: try preview(
+                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
             })
     }
 
@@ -137,10 +160,12 @@ extension ServiceRegistrar {
         add(
             T.self, scope, rank,
             [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: { table in
-                try factory(
-                    try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                    try table.dependency(D4.self))
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self,
+                    to: try factory(
+                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
+                        try table.dependency(D4.self)))
             },
             preview: nil)
     }
@@ -158,15 +183,19 @@ extension ServiceRegistrar {
         add(
             T.self, scope, rank,
             [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: { table in
-                try factory(
-                    try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                    try table.dependency(D4.self))
+            live: { table, memory in
+                memory.initializeMemory(
+                    as: T.self,
+                    to: try factory(
+                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
+                        try table.dependency(D4.self)))
             },
-            preview: { table in
-                try preview(
-                    try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                    try table.dependency(D4.self))
+            preview: { table, memory in
+                memory.initializeMemory(
+                    as: T.self,
+                    to: try preview(
+                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
+                        try table.dependency(D4.self)))
             })
     }
 }

@@ -1,4 +1,4 @@
-/// One service a module provides: its key, scope, rank, the services its factory needs, and how to make its box.
+/// One service a module provides: its key, scope, rank, the services its factory needs, and its factories.
 package struct ServiceRegistration: Sendable {
     /// The service provided.
     package let key: AnyServiceKey
@@ -8,10 +8,20 @@ package struct ServiceRegistration: Sendable {
     package let rank: ServiceRank
     /// The services its factory takes, in order.
     package let dependencies: [AnyServiceKey]
+    /// The service's type.
+    let type: any Sendable.Type
+    /// Its factory, and the one for preview mode if it has one.
+    let live: ServiceMaker
+    let preview: ServiceMaker?
+
     /// Whether it has a factory for preview mode.
-    package let hasPreview: Bool
-    /// Makes the box for `provider`, with the preview factory when `preview` is set and there is one.
-    package let makeBox: @Sendable (_ provider: ModuleID, _ preview: Bool) -> AnyServiceBox
+    package var hasPreview: Bool { preview != nil }
+
+    /// The box for `provider`, with the preview factory when `preview` is set and there is one.
+    package func makeBox(_ provider: ModuleID, _ preview: Bool) -> ServiceBox {
+        ServiceBox(
+            key: key, scope: scope, provider: provider, type: type, make: preview ? self.preview ?? live : live)
+    }
 }
 
 /// Where a module declares the services it provides and the ones it uses. Declaring runs no factory.
@@ -91,12 +101,15 @@ public struct ServiceRegistrar: Sendable {
         register(key, scope: .cached, rank: rank, factory: factory)
     }
 
-    /// A factory of the kernel's shape (inlined where the module registers, so the closure is concrete code): resolve each parameter from the table, in order, then call.
+    /// A factory of the kernel's shape (inlined where the module registers, so the closure is concrete code):
+    /// resolve each parameter from the table, in order, then build the instance into the memory given.
     @inlinable
     static func erase<T: Sendable, each Dependency: Sendable>(
         _ factory: @escaping @Sendable (repeat each Dependency) throws -> T
-    ) -> @Sendable (ServiceTable) throws -> T {
-        { table in try factory(repeat try table.dependency((each Dependency).self)) }
+    ) -> ServiceMaker {
+        { table, memory in
+            memory.initializeMemory(as: T.self, to: try factory(repeat try table.dependency((each Dependency).self)))
+        }
     }
 
     @inlinable
@@ -106,19 +119,17 @@ public struct ServiceRegistrar: Sendable {
         return keys
     }
 
+    /// Adds a registration; `live` and `preview` build an instance of `type` (one closure each, made where the
+    /// module registers).
     @usableFromInline
-    mutating func add<T: Sendable>(
-        _ type: T.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [AnyServiceKey],
-        live: @escaping @Sendable (ServiceTable) throws -> T, preview: (@Sendable (ServiceTable) throws -> T)?
+    mutating func add(
+        _ type: any Sendable.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [AnyServiceKey],
+        live: @escaping ServiceMaker, preview: ServiceMaker?
     ) {
-        let key = AnyServiceKey(type)
         provided.append(
             ServiceRegistration(
-                key: key, scope: scope, rank: rank, dependencies: dependencies, hasPreview: preview != nil,
-                makeBox: { provider, inPreview in
-                    ServiceBox<T>(
-                        key: key, scope: scope, provider: provider, factory: inPreview ? preview ?? live : live)
-                }))
+                key: AnyServiceKey(type), scope: scope, rank: rank, dependencies: dependencies, type: type, live: live,
+                preview: preview))
         for dependency in dependencies where !used.contains(dependency) { used.append(dependency) }
     }
 

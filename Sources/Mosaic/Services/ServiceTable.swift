@@ -6,19 +6,19 @@
 package final class ServiceTable: Sendable {
     @usableFromInline let keys: [UInt]
     /// The boxes by slot, unretained: `owners` keeps them alive, and lookups then cost no reference counting.
-    @usableFromInline let slots: [Unmanaged<AnyServiceBox>?]
-    private let owners: [AnyServiceBox]
+    @usableFromInline let slots: [Unmanaged<ServiceBox>?]
+    private let owners: [ServiceBox]
     @usableFromInline let shift: Int
     /// Who learns of builds and failed resolves through this table (the kernel's telemetry).
     package let observer: (any ServiceObserver)?
 
     /// A table of `boxes`, each under its key; a later box with the same key replaces an earlier one.
-    package init(_ entries: [AnyServiceBox], observer: (any ServiceObserver)? = nil) {
+    package init(_ entries: [ServiceBox], observer: (any ServiceObserver)? = nil) {
         self.observer = observer
         var bits = 3
         while (1 << bits) < entries.count * 2 { bits += 1 }
         var keys = [UInt](repeating: 0, count: 1 << bits)
-        var slots = [Unmanaged<AnyServiceBox>?](repeating: nil, count: 1 << bits)
+        var slots = [Unmanaged<ServiceBox>?](repeating: nil, count: 1 << bits)
         let shift = UInt.bitWidth - bits
         for box in entries {
             let key = UInt(bitPattern: box.key.id)
@@ -40,7 +40,7 @@ package final class ServiceTable: Sendable {
 
     /// The box registered for `id`, if any, unretained: valid while this table lives.
     @inlinable @inline(__always)
-    package func box(for id: ObjectIdentifier) -> Unmanaged<AnyServiceBox>? {
+    package func box(for id: ObjectIdentifier) -> Unmanaged<ServiceBox>? {
         let key = UInt(bitPattern: id)
         let mask = keys.count - 1
         var slot = Self.slot(for: key, shift: shift)
@@ -54,10 +54,10 @@ package final class ServiceTable: Sendable {
 
     /// Resolves `type` from the box in `slot` without retaining the box.
     @inlinable
-    package func resolve<T: Sendable>(_ box: Unmanaged<AnyServiceBox>, as type: T.Type) throws(ServiceError) -> T {
+    package func resolve<T: Sendable>(_ box: Unmanaged<ServiceBox>, as type: T.Type) throws(ServiceError) -> T {
         // The common case, a built instance, reads the box without retaining it; anything else takes the long way.
         try Self.builtValue(in: box, as: type) { () throws(ServiceError) -> T in
-            try unsafeDowncast(box.takeUnretainedValue(), to: ServiceBox<T>.self).get(from: self)
+            try box.takeUnretainedValue().get(from: self, as: type)
         }
     }
 
@@ -66,12 +66,12 @@ package final class ServiceTable: Sendable {
     /// metadata of `Optional<T>` on every call.
     @inlinable @inline(__always)
     package static func builtValue<T: Sendable>(
-        in box: Unmanaged<AnyServiceBox>, as type: T.Type, otherwise: () throws(ServiceError) -> T
+        in box: Unmanaged<ServiceBox>, as type: T.Type, otherwise: () throws(ServiceError) -> T
     ) throws(ServiceError) -> T {
         let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
         if address != 0 {
             defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
-            return AnyServiceBox.instance(at: address, as: type)
+            return ServiceBox.instance(at: address, as: type)
         }
         box._withUnsafeGuaranteedRef { $0.endRead() }
         return try otherwise()

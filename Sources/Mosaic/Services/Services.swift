@@ -102,7 +102,7 @@ public struct Services: Sendable {
         let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
         if address != 0 {
             defer { box._withUnsafeGuaranteedRef { $0.endRead() } }
-            return AnyServiceBox.withInstance(at: address, as: type, body)
+            return ServiceBox.withInstance(at: address, as: type, body)
         }
         box._withUnsafeGuaranteedRef { $0.endRead() }
         return body(try all.resolve(box, as: type))

@@ -13,9 +13,9 @@ struct ServiceRuntime {
     static let hostID: ModuleID = "mosaic.host"
 
     /// The box of each service, at the service's position in the graph's ``ModuleGraph/services``.
-    private(set) var boxes: [AnyServiceBox] = []
+    private(set) var boxes: [ServiceBox] = []
     /// For each graph position, the boxes of the services that module provides.
-    private(set) var provided: [[AnyServiceBox]] = []
+    private(set) var provided: [[ServiceBox]] = []
     /// For each graph position, what that module may resolve.
     private(set) var views: [Services] = []
     /// What the host may resolve: everything.
@@ -29,13 +29,13 @@ struct ServiceRuntime {
         graph: ModuleGraph, previous: ServiceRuntime? = nil, forgetting forgotten: ModuleID? = nil, preview: Bool,
         observer: (any ServiceObserver)? = nil
     ) {
-        var reusable: [BoxKey: AnyServiceBox] = [:]
+        var reusable: [BoxKey: ServiceBox] = [:]
         for box in previous?.boxes ?? [] where box.provider != forgotten {
             reusable[BoxKey(provider: box.provider, key: box.key)] = box
         }
         provided = Array(repeating: [], count: graph.nodes.count)
         boxes.reserveCapacity(graph.services.count)
-        var hostBoxes: [AnyServiceBox] = []
+        var hostBoxes: [ServiceBox] = []
         for provider in graph.services {
             let owner = provider.module.map { graph.nodes[$0].id } ?? Self.hostID
             let kept = reusable.isEmpty ? nil : reusable[BoxKey(provider: owner, key: provider.registration.key)]

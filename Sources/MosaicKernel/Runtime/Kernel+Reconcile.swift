@@ -149,7 +149,7 @@ extension Kernel {
 
     /// Builds `box`'s service ahead of its first use; a placeholder (``unimplemented(_:_:)``) is left to fail
     /// where it is resolved, which is what it is for.
-    private static func prebuild(_ box: AnyServiceBox, _ table: ServiceTable) throws(ServiceError) {
+    private static func prebuild(_ box: ServiceBox, _ table: ServiceTable) throws(ServiceError) {
         do {
             try box.prebuild(table)
         } catch  where error.code == .unimplemented {
