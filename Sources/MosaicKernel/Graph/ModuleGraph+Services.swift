@@ -25,13 +25,13 @@ extension ModuleGraph {
     /// more than once.
     private mutating func chooseProviders(host: ServiceRegistrar) {
         var contested: [Int: [ServiceProvider]] = [:]
-        func offer(_ candidate: ServiceProvider) {
+        func offer(_ candidate: consuming ServiceProvider) {
             let next = services.count
             var position = next
             func find(_ stored: inout Int) { position = stored }
             find(&servicePositions[candidate.registration.key, default: next])
             if position == next {
-                services.append(candidate)
+                services.append(candidate)  // moved, not copied: a copy retains each part of the registration
             } else {
                 contested[position, default: [services[position]]].append(candidate)
             }
