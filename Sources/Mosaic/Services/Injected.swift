@@ -110,6 +110,10 @@ package protocol InjectedProperty {
 /// Which types hold none is remembered: reflection is the costly part, and stored properties are fixed per type
 /// (a class's superclass properties were never among a mirror's children).
 package func prepareInjectedProperties(of module: Any) throws(ServiceError) {
+    // A type of no size stores nothing, so no `Injected` either: most modules keep their work in `register(in:)`
+    // and skip reflection altogether (its first use in a process reads the field records of every type in it).
+    func size<T>(of _: T.Type) -> Int { MemoryLayout<T>.size }
+    guard _openExistential(Swift.type(of: module), do: size) != 0 else { return }
     let type = ObjectIdentifier(Swift.type(of: module))
     guard !typesWithoutInjected.withLock({ $0.contains(type) }) else { return }
     var found = false

@@ -85,25 +85,46 @@ public enum ServiceRank: Int, Sendable, Hashable, Comparable {
     public static func < (lhs: ServiceRank, rhs: ServiceRank) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// `type`'s module-qualified name, as every message names a type: `GhostApp.WeatherData`, `[String]`. The runtime's
-/// "(unknown context at $…)" of private types and the standard library's `Swift.` are left out: neither helps
-/// a reader tell two types apart.
+/// `type`'s module-qualified name, as every message names a type: `GhostApp.WeatherData`, `Array<String>`. The
+/// runtime's "(unknown context at $…)" of private types and the standard library's `Swift.` are left out: neither
+/// helps a reader tell two types apart.
 @usableFromInline package func qualifiedTypeName(_ type: any Any.Type) -> String {
-    var name = String(reflecting: type)
-    while let start = name.firstRange(of: "(unknown context at $"),
-        let end = name[start.upperBound...].firstRange(of: ").")
-    {
-        name.removeSubrange(start.lowerBound..<end.upperBound)
-    }
-    var result = ""
-    var rest = Substring(name)
-    while let range = rest.firstRange(of: "Swift.") {
-        result += rest[..<range.lowerBound]
-        // Only where a name starts: not the end of `MySwift.`.
-        if let last = result.last, last.isLetter || last.isNumber || last == "_" || last == "." {
-            result += "Swift."
+    // `_typeName` is what `String(reflecting:)` prints for a type, without the dynamic casts on the way there: the
+    // first cast to each protocol scans every conformance record in the process, milliseconds in a new process.
+    let name = Array(_typeName(type, qualified: true).utf8)
+    var result: [UInt8] = []
+    result.reserveCapacity(name.count)
+    var index = 0
+    while index < name.count {
+        let rest = name[index...]
+        if rest.starts(with: "(unknown context at $".utf8), let end = rest.indexOfSubsequence(").".utf8) {
+            index = end + 2
+        } else if rest.starts(with: "Swift.".utf8), result.last.map(continuesName) != true {
+            index += 6  // only where a name starts: not the end of `MySwift.`
+        } else {
+            result.append(name[index])
+            index += 1
         }
-        rest = rest[range.upperBound...]
     }
-    return result + rest
+    return String(decoding: result, as: UTF8.self)
+}
+
+/// Whether `byte` can be part of a name or its qualifier (any byte of a non-ASCII character counts).
+private func continuesName(_ byte: UInt8) -> Bool {
+    switch Unicode.Scalar(byte) {
+    case "a"..."z", "A"..."Z", "0"..."9", "_", ".": true
+    default: byte >= 0x80
+    }
+}
+
+extension ArraySlice<UInt8> {
+    /// Where `pattern` first starts in the slice, if anywhere.
+    fileprivate func indexOfSubsequence(_ pattern: String.UTF8View) -> Int? {
+        var start = startIndex
+        while start < endIndex {
+            if self[start...].starts(with: pattern) { return start }
+            start += 1
+        }
+        return nil
+    }
 }
