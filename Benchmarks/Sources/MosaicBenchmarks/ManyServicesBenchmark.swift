@@ -76,6 +76,26 @@ private func resolveDependency<X, Y>(_: X.Type, _: Y.Type) {
     consume(Dependency(PairKey<X, Y>.self).wrappedValue)
 }
 
+/// The floor: a hand-written container, factories and singletons in dictionaries by type, over the same types;
+/// no validation, no modules, no thread safety. What it costs is mostly the harness's own work (opening the types,
+/// the runtime's lookups of each `Pair<X, Y>`), which every contender pays too.
+final class DictionaryContainer {
+    var factories: [ObjectIdentifier: () -> Any] = [:]
+    var instances: [ObjectIdentifier: Any] = [:]
+}
+
+private func addDictionary<X, Y>(_: X.Type, _: Y.Type, to container: DictionaryContainer) {
+    container.factories[ObjectIdentifier(Pair<X, Y>.self)] = { Pair<X, Y>() }
+}
+
+private func resolveDictionary<X, Y>(_: X.Type, _: Y.Type, from container: DictionaryContainer) {
+    let id = ObjectIdentifier(Pair<X, Y>.self)
+    if let instance = container.instances[id] { return consume(instance as! Pair<X, Y>) }
+    let instance = container.factories[id]!() as! Pair<X, Y>
+    container.instances[id] = instance
+    consume(instance)
+}
+
 /// Registers and resolves the 1,000 services once with `contender`; returns how long that took.
 func registerAndResolveMany(_ contender: String) async throws -> Duration {
     let start = ContinuousClock.now
@@ -97,6 +117,10 @@ func registerAndResolveMany(_ contender: String) async throws -> Duration {
         let container = Container()
         for (x, y) in pairs { addSwinject(x, y, to: container) }
         for (x, y) in pairs { resolveSwinject(x, y, from: container) }
+    case "dictionary":
+        let container = DictionaryContainer()
+        for (x, y) in pairs { addDictionary(x, y, to: container) }
+        for (x, y) in pairs { resolveDictionary(x, y, from: container) }
     default:
         for (x, y) in pairs { resolveDependency(x, y) }
     }
@@ -108,7 +132,11 @@ func runManyServicesBenchmark() async throws {
     print("\n1,000 distinct services, register + resolve each once (ms, median)\n")
     let widths = [22, 10, 10]
     print(row(["contender", "warm", "cold"], widths: widths))
-    for contender in ["mosaic", "dependencies", "swinject"] {
+    let names = [
+        "mosaic": "Mosaic", "dependencies": "swift-dependencies", "swinject": "Swinject",
+        "dictionary": "dictionary (floor)",
+    ]
+    for contender in ["mosaic", "dependencies", "swinject", "dictionary"] {
         var warm: [Double] = []
         for _ in 0..<9 { warm.append(try await registerAndResolveMany(contender).milliseconds) }
         var cold: [Double] = []
@@ -123,11 +151,10 @@ func runManyServicesBenchmark() async throws {
             let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             if let value = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) { cold.append(value) }
         }
-        let name = contender == "dependencies" ? "swift-dependencies" : contender == "mosaic" ? "Mosaic" : "Swinject"
         print(
             row(
                 [
-                    name, format(warm.sorted()[warm.count / 2], places: 3),
+                    names[contender] ?? contender, format(warm.sorted()[warm.count / 2], places: 3),
                     cold.isEmpty ? "?" : format(cold.sorted()[cold.count / 2], places: 3),
                 ], widths: widths))
     }
