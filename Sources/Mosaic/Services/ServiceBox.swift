@@ -133,8 +133,9 @@ package final class ServiceBox: @unchecked Sendable {
         }
     }
 
-    /// A new instance, not kept.
-    @usableFromInline
+    /// A new instance, not kept. Inlinable, so that it is specialized where `T` is known: unspecialized, the
+    /// temporary allocation asks the runtime for `Result<T, ServiceError>`'s metadata on every call.
+    @inlinable
     func build<T>(_ table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
         try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer throws(ServiceError) -> T in
             let memory = buffer.baseAddress.unsafelyUnwrapped
@@ -144,8 +145,9 @@ package final class ServiceBox: @unchecked Sendable {
     }
 
     /// Initializes `memory` with a new instance, telling the table's observer.
-    private func build<T>(_ table: ServiceTable, into memory: UnsafeMutablePointer<T>) throws(ServiceError) {
-        guard let observer = table.observer else { return try run(table, into: memory) }
+    @usableFromInline
+    func build<T>(_ table: ServiceTable, into memory: UnsafeMutablePointer<T>) throws(ServiceError) {
+        guard table.isObserved, let observer = table.observer else { return try run(table, into: memory) }
         try observer.build(key, provider: provider) { () throws(ServiceError) in try run(table, into: memory) }
     }
 

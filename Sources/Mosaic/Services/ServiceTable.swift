@@ -11,10 +11,13 @@ package final class ServiceTable: Sendable {
     @usableFromInline let shift: Int
     /// Who learns of builds and failed resolves through this table (the kernel's telemetry).
     package let observer: (any ServiceObserver)?
+    /// Whether there is an ``observer``: checking costs no copy of the existential (a retain and a release).
+    package let isObserved: Bool
 
     /// A table of `boxes`, each under its key; a later box with the same key replaces an earlier one.
     package init(_ entries: [ServiceBox], observer: (any ServiceObserver)? = nil) {
         self.observer = observer
+        self.isObserved = observer != nil
         var bits = 3
         while (1 << bits) < entries.count * 2 { bits += 1 }
         var keys = [UInt](repeating: 0, count: 1 << bits)
