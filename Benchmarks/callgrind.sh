@@ -3,6 +3,9 @@
 #   Benchmarks/callgrind.sh events|state   instructions per delivery of the fan-out benchmarks: `profile-events` /
 #                                           `profile-state` at 40 and 240 rounds, the difference divided by the
 #                                           200,000 deliveries between them;
+#   Benchmarks/callgrind.sh many           instructions per service of `profile-many` (Mosaic registering,
+#                                           resolving and tearing down 1,000 services per round) the same way,
+#                                           and of `cold mosaic` / `cold dictionary`, each a whole new process;
 #   Benchmarks/callgrind.sh boot           instructions of `profile-boot` (10 boots of 10,000 modules, and making
 #                                           their catalog once), the whole process.
 # Needs valgrind; builds the benchmarks in release first.
@@ -36,11 +39,18 @@ if [ "$mode" = boot ]; then
     sed -n 's/.*refs: *\([0-9,]*\).*/instructions for 10 boots of 10,000 modules: \1/p' "$work/boot.log"
     exit 0
 fi
+if [ "$mode" = many ]; then
+    for contender in mosaic dictionary; do
+        LD_PRELOAD="$work/shim.so" valgrind --tool=callgrind --callgrind-out-file="$work/cold.out" \
+            "$work/bench" cold "$contender" > /dev/null 2> "$work/cold.log"
+        sed -n "s/.*refs: *\([0-9,]*\).*/instructions of a new process, cold $contender: \1/p" "$work/cold.log"
+    done
+fi
 for rounds in 40 240; do
     LD_PRELOAD="$work/shim.so" valgrind --tool=callgrind --callgrind-out-file="$work/$rounds.out" \
         "$work/bench" "profile-$mode" "$rounds" > /dev/null 2> "$work/$rounds.log"
 done
-python3 - "$work/40.out" "$work/240.out" <<'PY'
+python3 - "$work/40.out" "$work/240.out" "$mode" <<'PY'
 import re, subprocess, sys
 metadata = re.compile(r'getGenericMetadata|MetadataCache|GenericCacheEntry|getCache\(|ConcurrentReadableHashMap|'
                       r'awaitSatisfyingState|CanonicalPrespecialized|\$sSqMa|checkMetadataState|'
@@ -58,6 +68,7 @@ def load(path):
             meta += count
     return total, meta
 (t40, m40), (t240, m240) = load(sys.argv[1]), load(sys.argv[2])
-print(f"instructions per delivery: {(t240 - t40) / 200_000:.0f}, "
+unit = 'service' if sys.argv[3] == 'many' else 'delivery'
+print(f"instructions per {unit}: {(t240 - t40) / 200_000:.0f}, "
       f"of which in the generic-metadata cache: {(m240 - m40) / 200_000:.0f}")
 PY

@@ -43,11 +43,17 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
 } else if CommandLine.arguments.dropFirst().first == "profile-singleton" {
     let services = try await mosaicServices()
     for _ in 0..<50_000_000 { consume(try services.resolve(.shared)) }
+} else if CommandLine.arguments.dropFirst().first == "profile-borrowed" {
+    let services = try await mosaicServices()
+    let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 50_000_000 : 50_000_000
+    for _ in 0..<rounds { consume(try services.withService(.shared) { $0.value }) }
 } else if CommandLine.arguments.dropFirst().first == "profile-root" {
     let services = try await mosaicServices()
-    for _ in 0..<10_000_000 { consume(try services.resolve(ServiceKey(Root.self))) }
+    let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 10_000_000 : 10_000_000
+    for _ in 0..<rounds { consume(try services.resolve(ServiceKey(Root.self))) }
 } else if CommandLine.arguments.dropFirst().first == "profile-many" {
-    for _ in 0..<300 { _ = try await registerAndResolveMany("mosaic") }
+    let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 300 : 300
+    for _ in 0..<rounds { _ = try await registerAndResolveMany("mosaic") }
 } else if CommandLine.arguments.dropFirst().first == "profile-revoke" {
     try await runContributionBenchmark(rounds: 1_000, reads: 10)
 } else if CommandLine.arguments.dropFirst().first == "profile-events", CommandLine.arguments.count > 2 {
