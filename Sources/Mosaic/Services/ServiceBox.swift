@@ -93,8 +93,22 @@ package final class ServiceBox: @unchecked Sendable {
     /// Runs `body` with the instance of type `T` at `address`, lent in place rather than copied; only while
     /// counted as a reader.
     @inlinable @inline(__always)
-    package static func withInstance<T, R>(at address: UInt, as _: T.Type, _ body: (T) -> R) -> R {
+    package static func withInstance<T, R>(at address: UInt, as type: T.Type, _ body: (T) -> R) -> R {
+        // A class reference is lent wherever this is inlined. Any other value (a protocol-typed service above all)
+        // the compiler copies out of memory it cannot prove unchanged during `body`, a retain and a release, in
+        // many callers; out of line, specialized with `body`, it lends it.
+        if T.self is AnyObject.Type { return lend(at: address, as: type, body) }
+        return lendOutOfLine(at: address, as: type, body)
+    }
+
+    @inlinable @inline(__always)
+    static func lend<T, R>(at address: UInt, as _: T.Type, _ body: (T) -> R) -> R {
         body(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped.assumingMemoryBound(to: T.self).pointee)
+    }
+
+    @inlinable @inline(never)
+    static func lendOutOfLine<T, R>(at address: UInt, as type: T.Type, _ body: (T) -> R) -> R {
+        lend(at: address, as: type, body)
     }
 
     /// The service, of the box's type `T`: a new instance when transient, otherwise the one built on first use.
