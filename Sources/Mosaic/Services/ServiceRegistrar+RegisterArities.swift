@@ -2,8 +2,9 @@
 //
 // Fixed-arity forms of the registrar's methods for factories of 0 to 4 parameters. Swift prefers them over the
 // variadic forms, and unlike a parameter-pack expansion they specialize fully where the module registers, so a
-// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure,
-// which builds the instance into the memory the box gives it.
+// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure
+// (`maker`), which builds the instance into the memory the box gives it; `singleton`, `transient` and `cached` are
+// `register` in their scope.
 
 extension ServiceRegistrar {
     /// Provides the service `key` names in `scope`,
@@ -15,7 +16,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [],
-            live: { _, memory in memory.initializeMemory(as: T.self, to: try factory()) },
+            live: Self.maker(factory),
             preview: nil)
     }
 
@@ -31,8 +32,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [],
-            live: { _, memory in memory.initializeMemory(as: T.self, to: try factory()) },
-            preview: { _, memory in memory.initializeMemory(as: T.self, to: try preview()) })
+            live: Self.maker(factory),
+            preview: Self.maker(preview))
     }
 
     /// Provides the service `key` names in `scope`,
@@ -44,8 +45,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self)],
-            live: { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self)))
-            },
+            live: Self.maker(factory),
             preview: nil)
     }
 
@@ -61,11 +61,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self)],
-            live: { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self)))
-            },
-            preview: { table, memory in
-                memory.initializeMemory(as: T.self, to: try preview(try table.dependency(D1.self)))
-            })
+            live: Self.maker(factory),
+            preview: Self.maker(preview))
     }
 
     /// Provides the service `key` names in `scope`,
@@ -77,10 +74,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
-            },
+            live: Self.maker(factory),
             preview: nil)
     }
 
@@ -96,14 +90,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
-            },
-            preview: { table, memory in
-                memory.initializeMemory(
-                    as: T.self, to: try preview(try table.dependency(D1.self), try table.dependency(D2.self)))
-            })
+            live: Self.maker(factory),
+            preview: Self.maker(preview))
     }
 
     /// Provides the service `key` names in `scope`,
@@ -115,12 +103,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
-            },
+            live: Self.maker(factory),
             preview: nil)
     }
 
@@ -136,18 +119,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
-            },
-            preview: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try preview(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
-            })
+            live: Self.maker(factory),
+            preview: Self.maker(preview))
     }
 
     /// Provides the service `key` names in `scope`,
@@ -160,13 +133,7 @@ extension ServiceRegistrar {
         add(
             T.self, scope, rank,
             [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                        try table.dependency(D4.self)))
-            },
+            live: Self.maker(factory),
             preview: nil)
     }
 
@@ -183,19 +150,57 @@ extension ServiceRegistrar {
         add(
             T.self, scope, rank,
             [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                        try table.dependency(D4.self)))
-            },
-            preview: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try preview(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                        try table.dependency(D4.self)))
-            })
+            live: Self.maker(factory),
+            preview: Self.maker(preview))
+    }
+
+    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    @inlinable
+    static func maker<T: Sendable>(_ factory: @escaping @Sendable () throws -> T) -> ServiceMaker {
+        { _, memory in memory.initializeMemory(as: T.self, to: try factory()) }
+    }
+
+    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    @inlinable
+    static func maker<T: Sendable, D1: Sendable>(_ factory: @escaping @Sendable (D1) throws -> T) -> ServiceMaker {
+        { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self))) }
+    }
+
+    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    @inlinable
+    static func maker<T: Sendable, D1: Sendable, D2: Sendable>(_ factory: @escaping @Sendable (D1, D2) throws -> T)
+        -> ServiceMaker
+    {
+        { table, memory in
+            memory.initializeMemory(
+                as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
+        }
+    }
+
+    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    @inlinable
+    static func maker<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
+        _ factory: @escaping @Sendable (D1, D2, D3) throws -> T
+    ) -> ServiceMaker {
+        { table, memory in
+            memory.initializeMemory(
+                as: T.self,
+                to: try factory(
+                    try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
+        }
+    }
+
+    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    @inlinable
+    static func maker<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
+        _ factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
+    ) -> ServiceMaker {
+        { table, memory in
+            memory.initializeMemory(
+                as: T.self,
+                to: try factory(
+                    try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
+                    try table.dependency(D4.self)))
+        }
     }
 }

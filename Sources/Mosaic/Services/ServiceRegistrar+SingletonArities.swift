@@ -2,8 +2,9 @@
 //
 // Fixed-arity forms of the registrar's methods for factories of 0 to 4 parameters. Swift prefers them over the
 // variadic forms, and unlike a parameter-pack expansion they specialize fully where the module registers, so a
-// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure,
-// which builds the instance into the memory the box gives it.
+// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure
+// (`maker`), which builds the instance into the memory the box gives it; `singleton`, `transient` and `cached` are
+// `register` in their scope.
 
 extension ServiceRegistrar {
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -13,10 +14,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable () throws -> T
     ) {
-        add(
-            T.self, .singleton, rank, [],
-            live: { _, memory in memory.initializeMemory(as: T.self, to: try factory()) },
-            preview: nil)
+        register(key, scope: .singleton, rank: rank, factory: factory)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -29,10 +27,7 @@ extension ServiceRegistrar {
         factory: @escaping @Sendable () throws -> T,
         preview: @escaping @Sendable () throws -> T
     ) {
-        add(
-            T.self, .singleton, rank, [],
-            live: { _, memory in memory.initializeMemory(as: T.self, to: try factory()) },
-            preview: { _, memory in memory.initializeMemory(as: T.self, to: try preview()) })
+        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -42,11 +37,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1) throws -> T
     ) {
-        add(
-            T.self, .singleton, rank, [AnyServiceKey(D1.self)],
-            live: { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self)))
-            },
-            preview: nil)
+        register(key, scope: .singleton, rank: rank, factory: factory)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -59,13 +50,7 @@ extension ServiceRegistrar {
         factory: @escaping @Sendable (D1) throws -> T,
         preview: @escaping @Sendable (D1) throws -> T
     ) {
-        add(
-            T.self, .singleton, rank, [AnyServiceKey(D1.self)],
-            live: { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self)))
-            },
-            preview: { table, memory in
-                memory.initializeMemory(as: T.self, to: try preview(try table.dependency(D1.self)))
-            })
+        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -75,13 +60,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2) throws -> T
     ) {
-        add(
-            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
-            },
-            preview: nil)
+        register(key, scope: .singleton, rank: rank, factory: factory)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -94,16 +73,7 @@ extension ServiceRegistrar {
         factory: @escaping @Sendable (D1, D2) throws -> T,
         preview: @escaping @Sendable (D1, D2) throws -> T
     ) {
-        add(
-            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
-            },
-            preview: { table, memory in
-                memory.initializeMemory(
-                    as: T.self, to: try preview(try table.dependency(D1.self), try table.dependency(D2.self)))
-            })
+        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -113,15 +83,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
-        add(
-            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
-            },
-            preview: nil)
+        register(key, scope: .singleton, rank: rank, factory: factory)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -134,20 +96,7 @@ extension ServiceRegistrar {
         factory: @escaping @Sendable (D1, D2, D3) throws -> T,
         preview: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
-        add(
-            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
-            },
-            preview: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try preview(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
-            })
+        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -157,17 +106,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
-        add(
-            T.self, .singleton, rank,
-            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                        try table.dependency(D4.self)))
-            },
-            preview: nil)
+        register(key, scope: .singleton, rank: rank, factory: factory)
     }
 
     /// Provides one shared instance (built on first use) of the service `key` names,
@@ -180,22 +119,6 @@ extension ServiceRegistrar {
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T,
         preview: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
-        add(
-            T.self, .singleton, rank,
-            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                        try table.dependency(D4.self)))
-            },
-            preview: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try preview(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                        try table.dependency(D4.self)))
-            })
+        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
     }
 }

@@ -2,8 +2,9 @@
 //
 // Fixed-arity forms of the registrar's methods for factories of 0 to 4 parameters. Swift prefers them over the
 // variadic forms, and unlike a parameter-pack expansion they specialize fully where the module registers, so a
-// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure,
-// which builds the instance into the memory the box gives it.
+// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure
+// (`maker`), which builds the instance into the memory the box gives it; `singleton`, `transient` and `cached` are
+// `register` in their scope.
 
 extension ServiceRegistrar {
     /// Provides a new instance of the service `key` names for each resolution,
@@ -13,10 +14,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable () throws -> T
     ) {
-        add(
-            T.self, .transient, rank, [],
-            live: { _, memory in memory.initializeMemory(as: T.self, to: try factory()) },
-            preview: nil)
+        register(key, scope: .transient, rank: rank, factory: factory)
     }
 
     /// Provides a new instance of the service `key` names for each resolution,
@@ -26,11 +24,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1) throws -> T
     ) {
-        add(
-            T.self, .transient, rank, [AnyServiceKey(D1.self)],
-            live: { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self)))
-            },
-            preview: nil)
+        register(key, scope: .transient, rank: rank, factory: factory)
     }
 
     /// Provides a new instance of the service `key` names for each resolution,
@@ -40,13 +34,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2) throws -> T
     ) {
-        add(
-            T.self, .transient, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
-            },
-            preview: nil)
+        register(key, scope: .transient, rank: rank, factory: factory)
     }
 
     /// Provides a new instance of the service `key` names for each resolution,
@@ -56,15 +44,7 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
-        add(
-            T.self, .transient, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
-            },
-            preview: nil)
+        register(key, scope: .transient, rank: rank, factory: factory)
     }
 
     /// Provides a new instance of the service `key` names for each resolution,
@@ -74,16 +54,6 @@ extension ServiceRegistrar {
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
-        add(
-            T.self, .transient, rank,
-            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: { table, memory in
-                memory.initializeMemory(
-                    as: T.self,
-                    to: try factory(
-                        try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                        try table.dependency(D4.self)))
-            },
-            preview: nil)
+        register(key, scope: .transient, rank: rank, factory: factory)
     }
 }
