@@ -3,7 +3,7 @@
 // Fixed-arity forms of the registrar's methods for factories of 0 to 4 parameters. Swift prefers them over the
 // variadic forms, and unlike a parameter-pack expansion they specialize fully where the module registers, so a
 // factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure
-// (`maker`), which builds the instance into the memory the box gives it; `singleton`, `transient` and `cached` are
+// (`erase`), which builds the instance into the memory the box gives it; `singleton`, `transient` and `cached` are
 // `register` in their scope.
 
 extension ServiceRegistrar {
@@ -16,7 +16,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [],
-            live: Self.maker(factory),
+            live: Self.erase(factory),
             preview: nil)
     }
 
@@ -32,8 +32,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [],
-            live: Self.maker(factory),
-            preview: Self.maker(preview))
+            live: Self.erase(factory),
+            preview: Self.erase(preview))
     }
 
     /// Provides the service `key` names in `scope`,
@@ -45,7 +45,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self)],
-            live: Self.maker(factory),
+            live: Self.erase(factory),
             preview: nil)
     }
 
@@ -61,8 +61,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self)],
-            live: Self.maker(factory),
-            preview: Self.maker(preview))
+            live: Self.erase(factory),
+            preview: Self.erase(preview))
     }
 
     /// Provides the service `key` names in `scope`,
@@ -74,7 +74,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: Self.maker(factory),
+            live: Self.erase(factory),
             preview: nil)
     }
 
@@ -90,8 +90,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
-            live: Self.maker(factory),
-            preview: Self.maker(preview))
+            live: Self.erase(factory),
+            preview: Self.erase(preview))
     }
 
     /// Provides the service `key` names in `scope`,
@@ -103,7 +103,7 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: Self.maker(factory),
+            live: Self.erase(factory),
             preview: nil)
     }
 
@@ -119,8 +119,8 @@ extension ServiceRegistrar {
     ) {
         add(
             T.self, scope, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
-            live: Self.maker(factory),
-            preview: Self.maker(preview))
+            live: Self.erase(factory),
+            preview: Self.erase(preview))
     }
 
     /// Provides the service `key` names in `scope`,
@@ -133,7 +133,7 @@ extension ServiceRegistrar {
         add(
             T.self, scope, rank,
             [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: Self.maker(factory),
+            live: Self.erase(factory),
             preview: nil)
     }
 
@@ -150,25 +150,25 @@ extension ServiceRegistrar {
         add(
             T.self, scope, rank,
             [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
-            live: Self.maker(factory),
-            preview: Self.maker(preview))
+            live: Self.erase(factory),
+            preview: Self.erase(preview))
     }
 
     /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
     @inlinable
-    static func maker<T: Sendable>(_ factory: @escaping @Sendable () throws -> T) -> ServiceMaker {
+    static func erase<T: Sendable>(_ factory: @escaping @Sendable () throws -> T) -> ServiceMaker {
         { _, memory in memory.initializeMemory(as: T.self, to: try factory()) }
     }
 
     /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
     @inlinable
-    static func maker<T: Sendable, D1: Sendable>(_ factory: @escaping @Sendable (D1) throws -> T) -> ServiceMaker {
+    static func erase<T: Sendable, D1: Sendable>(_ factory: @escaping @Sendable (D1) throws -> T) -> ServiceMaker {
         { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self))) }
     }
 
     /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
     @inlinable
-    static func maker<T: Sendable, D1: Sendable, D2: Sendable>(_ factory: @escaping @Sendable (D1, D2) throws -> T)
+    static func erase<T: Sendable, D1: Sendable, D2: Sendable>(_ factory: @escaping @Sendable (D1, D2) throws -> T)
         -> ServiceMaker
     {
         { table, memory in
@@ -179,7 +179,7 @@ extension ServiceRegistrar {
 
     /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
     @inlinable
-    static func maker<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
+    static func erase<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
         _ factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) -> ServiceMaker {
         { table, memory in
@@ -192,7 +192,7 @@ extension ServiceRegistrar {
 
     /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
     @inlinable
-    static func maker<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
+    static func erase<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
         _ factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) -> ServiceMaker {
         { table, memory in

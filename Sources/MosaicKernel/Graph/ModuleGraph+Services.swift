@@ -145,14 +145,14 @@ extension ModuleGraph {
             guard services[position].registration.scope == .singleton else { continue }
             let provider = services[position]
             let key = provider.registration.key
-            for inner in dependencies[position].map({ services[$0] }) where inner.registration.scope != .singleton {
-                let dependency = inner.registration.key
+            for inner in dependencies[position] where services[inner].registration.scope != .singleton {
+                let (dependency, scope) = (services[inner].registration.key, services[inner].registration.scope)
                 let owner = providerName(provider.module)
                 report(
                     .captiveService, .error, provider.module.map { [nodes[$0].id] } ?? [],
-                    "the singleton \(key) in \(owner) depends on \(dependency), which is \(inner.registration.scope): "
+                    "the singleton \(key) in \(owner) depends on \(dependency), which is \(scope): "
                         + "the singleton would keep its first \(dependency) for ever.",
-                    fix: "Make \(key) \(inner.registration.scope), or \(dependency) a singleton.", fault: true)
+                    fix: "Make \(key) \(scope), or \(dependency) a singleton.", fault: true)
             }
         }
     }
