@@ -45,9 +45,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
+        // Per-thread read records for lock-free service reads (C: Swift has no thread-local variables).
+        .target(name: "CMosaicReaders"),
         .target(
             name: "Mosaic",
             dependencies: [
+                "CMosaicReaders",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ],

@@ -106,7 +106,7 @@ private func services(_ configure: (inout ServiceRegistrar) -> Void) -> Services
         let view = Services(module: "com.test.consumer", visible: table, all: table)
         box.activate()
         _ = try view.resolve(.greeter)
-        box.deactivate()
+        ServiceBox.deactivate([box])
         let error = #expect(throws: ServiceError.self) { try view.resolve(.greeter) }
         #expect(error?.code == .providerInactive)
         #expect(error?.message.contains("com.test.provider, which is not active now") == true)

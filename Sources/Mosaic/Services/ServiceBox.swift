@@ -1,3 +1,4 @@
+public import CMosaicReaders
 public import Synchronization
 
 #if canImport(Glibc)
@@ -20,11 +21,12 @@ package typealias ServiceMaker = @Sendable (_ table: ServiceTable, _ memory: Uns
 //
 // The built instance lives in memory allocated for it alone and never written once initialized; `storage` (under
 // its lock) owns it and `published` is its address for readers. `published` changes only inside the lock, and the
-// instance is fully built before its address is stored, which readers load with sequentially consistent ordering
-// after counting themselves in `readers`. A release clears `published` first (also sequentially consistent), then
-// waits for `readers` to reach zero before it frees the instance: a reader either counted itself before the clear,
-// and the release waits for it, or it loads the cleared address and takes the slow path. `make` is an immutable
-// `@Sendable` closure and `type` an immutable metatype.
+// instance is fully built before its address is stored. A reader names the box in its thread's read record
+// (CMosaicReaders) before it loads `published`, and clears the name once done with the instance. A release clears
+// `published` first, then waits until no thread that began reading the box before is still reading it, and only
+// then frees the instance: a reader either named the box before the release's wait, which then waits for it, or it
+// loads the cleared address and takes the slow path. `make` is an immutable `@Sendable` closure and `type` an
+// immutable metatype.
 // SAFETY: hence a reader that loads a non-zero `published` always reads a live, fully built, unchanging instance,
 // and every other stored property is immutable, atomic or behind the lock.
 @usableFromInline
@@ -38,9 +40,6 @@ package final class ServiceBox: @unchecked Sendable {
     @usableFromInline let active = Atomic<Bool>(false)
     /// The address of the built instance, or 0.
     @usableFromInline let published = Atomic<UInt>(0)
-    /// How many readers may be between loading ``published`` and taking their own copy of the instance; a
-    /// release waits until there are none before it frees the instance.
-    @usableFromInline let readers = Atomic<Int>(0)
     /// The address of the built instance (0: none), owned by the box and changed only under this lock.
     let storage = Mutex<UInt>(0)
 
@@ -62,26 +61,28 @@ package final class ServiceBox: @unchecked Sendable {
     /// Makes the service resolvable (its module is active).
     package func activate() { active.store(true, ordering: .sequentiallyConsistent) }
 
-    /// Makes resolving fail with ``ServiceError/Code-swift.struct/providerInactive`` and releases the instance.
-    package func deactivate() {
-        active.store(false, ordering: .sequentiallyConsistent)
-        reset(cachedOnly: false)
+    /// Makes resolving fail with ``ServiceError/Code-swift.struct/providerInactive`` and releases the instances of
+    /// `boxes` (one module's), waiting once for their readers.
+    package static func deactivate(_ boxes: [ServiceBox]) {
+        for box in boxes { box.active.store(false, ordering: .sequentiallyConsistent) }
+        reset(boxes, cachedOnly: false)
     }
 
-    /// Counts the caller as a reader, so that no release frees the instance meanwhile, and returns the built
-    /// instance's address when the service is active and built (else 0); ``endRead()`` follows every call, once
-    /// the caller has copied or borrowed the instance.
-    @inlinable
+    /// Begins a read: no release frees the instance until ``endRead()``, which follows every call once the caller
+    /// has copied or borrowed the instance. Returns the built instance's address when the service is active and
+    /// built (else 0). Writes only to the calling thread's own read record: readers on several threads share no
+    /// cache line they write.
+    @inlinable @inline(__always)
     package func beginRead() -> UInt {
-        readers.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        let address = published.load(ordering: .sequentiallyConsistent)
+        mosaic_read_begin(UInt(bitPattern: ObjectIdentifier(self)))
+        let address = published.load(ordering: .acquiring)
         return address != 0 && active.load(ordering: .relaxed) ? address : 0
     }
 
     /// Ends a read begun with ``beginRead()``.
-    @inlinable
+    @inlinable @inline(__always)
     package func endRead() {
-        readers.wrappingSubtract(1, ordering: .releasing)
+        mosaic_read_end()
     }
 
     /// A copy of the instance of type `T` at `address`, from ``beginRead()``; only while counted as a reader.
@@ -191,24 +192,36 @@ package final class ServiceBox: @unchecked Sendable {
         if let error = _openExistential(type, do: prebuild) { throw error }
     }
 
-    /// Releases the built instance (only of `.cached` services when `cachedOnly`), so the next use builds anew.
-    package func reset(cachedOnly: Bool) {
-        guard scope == .cached || (!cachedOnly && scope == .singleton) else { return }
-        let dropped = storage.withLock { address -> UInt in
-            published.store(0, ordering: .sequentiallyConsistent)
-            defer { address = 0 }
-            return address
+    /// Releases the built instances of `boxes` (only of `.cached` services when `cachedOnly`), so the next use of
+    /// each builds anew; waits once for readers that may still hold them.
+    package static func reset(_ boxes: [ServiceBox], cachedOnly: Bool) {
+        var dropped = retired.withLock { retired in
+            defer { retired = [] }
+            return retired
         }
-        guard dropped != 0 else { return }
-        // A reader that loaded the old address a moment ago may still be reading it: free it only after.
-        waitForReaders()
-        free(dropped)
+        for box in boxes {
+            guard box.scope == .cached || (!cachedOnly && box.scope == .singleton) else { continue }
+            let address = box.storage.withLock { address -> UInt in
+                box.published.store(0, ordering: .sequentiallyConsistent)
+                defer { address = 0 }
+                return address
+            }
+            if address != 0 { dropped.append((box, address)) }
+        }
+        guard !dropped.isEmpty else { return }
+        // A reader that loaded an old address a moment ago may still be reading it: free them only after.
+        let names = dropped.map { UInt(bitPattern: ObjectIdentifier($0.box)) }.sorted()
+        guard mosaic_wait_for_readers(names, names.count) != 0 else {
+            // Released inside a read of one of them on this same thread, which the kernel never does (it releases
+            // between awaits): waiting would never end, so they are freed by the next release instead.
+            retired.withLock { $0.append(contentsOf: dropped) }
+            return
+        }
+        for (box, address) in dropped { box.free(address) }
     }
 
-    /// Waits until no reader can still hold an address loaded before ``published`` was cleared.
-    private func waitForReaders() {
-        while readers.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
-    }
+    /// Instances released inside a read of them on the releasing thread, left for the next release to free.
+    private static let retired = Mutex<[(box: ServiceBox, address: UInt)]>([])
 
     /// Ends and frees the instance the box owns at `address` (nothing at 0).
     private func free(_ address: UInt) {

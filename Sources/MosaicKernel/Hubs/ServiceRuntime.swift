@@ -65,6 +65,6 @@ struct ServiceRuntime {
 
     /// Drops built instances: of cached services, or of every service.
     func reset(cachedOnly: Bool) {
-        for box in boxes { box.reset(cachedOnly: cachedOnly) }
+        ServiceBox.reset(boxes, cachedOnly: cachedOnly)
     }
 }

@@ -119,7 +119,7 @@ extension Kernel {
         return { [self] in
             if !provided.isEmpty {
                 for box in provided { box.activate() }
-                ledger.hold { for box in provided { box.deactivate() } }
+                ledger.hold { ServiceBox.deactivate(provided) }
             }
             eventHub.activate(id)
             if !ledger.isOpen { eventHub.deactivate(id) }
