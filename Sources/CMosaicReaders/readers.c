@@ -4,14 +4,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#if defined(__linux__)
-    #include <linux/membarrier.h>
-    #include <sys/syscall.h>
-    #include <unistd.h>
-#endif
-
 __thread mosaic_reader *mosaic_this_reader __attribute__((tls_model("initial-exec"))) = NULL;
-int mosaic_readers_fence = 1;
 
 static mosaic_reader *records = NULL;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
@@ -24,14 +17,7 @@ static void release_record(void *record) {
 }
 
 static void setup(void) {
-    pthread_key_create(&thread_end_key, release_record);
-#if defined(__linux__)
-    long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    if (commands > 0 && (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED)
-        && syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
-        mosaic_readers_fence = 0;
-    }
-#endif
+    if (pthread_key_create(&thread_end_key, release_record) != 0) abort();
 }
 
 mosaic_reader *mosaic_reader_attach(void) {
@@ -71,7 +57,6 @@ static int names_one_of(uintptr_t name, const uintptr_t *objects, size_t count) 
 }
 
 int mosaic_wait_for_readers(const uintptr_t *objects, size_t count) {
-    pthread_once(&setup_once, setup);
     mosaic_reader *self = mosaic_this_reader;
     if (self) {
         uintptr_t depth = self->depth < MOSAIC_READ_NAMES ? self->depth : MOSAIC_READ_NAMES;
@@ -79,17 +64,6 @@ int mosaic_wait_for_readers(const uintptr_t *objects, size_t count) {
             if (names_one_of(self->levels[level].reading, objects, count)) return 0;
         }
     }
-    // Every store a reader made before this point is now visible here, and every load it makes after it sees what
-    // the caller unpublished before calling.
-#if defined(__linux__)
-    if (!mosaic_readers_fence) {
-        if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) abort();
-    } else {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    }
-#else
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
     for (mosaic_reader *record = __atomic_load_n(&records, __ATOMIC_ACQUIRE); record; record = record->next) {
         if (record == self) continue;
         for (int index = 0; index < MOSAIC_READ_NAMES; index++) {
@@ -97,7 +71,7 @@ int mosaic_wait_for_readers(const uintptr_t *objects, size_t count) {
             // The count before the name: a reader clears a name before it counts the end, so a name seen after
             // this load belongs to a section that had not ended when the count was loaded.
             uintptr_t ended = __atomic_load_n(&level->ended, __ATOMIC_ACQUIRE);
-            if (!names_one_of(__atomic_load_n(&level->reading, __ATOMIC_RELAXED), objects, count)) continue;
+            if (!names_one_of(__atomic_load_n(&level->reading, __ATOMIC_SEQ_CST), objects, count)) continue;
             while (__atomic_load_n(&level->ended, __ATOMIC_ACQUIRE) == ended) sched_yield();
         }
     }

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-@testable import Mosaic
 import Synchronization
 import Testing
+
+@testable import Mosaic
 
 /// Which `Tracked` instances are alive: made ones are added, ended ones removed.
 private final class Lifetimes: Sendable {

@@ -2,9 +2,9 @@
 //
 // A reader names the object it reads (a service box) in its thread's record before it loads what the object
 // publishes, and clears the name after; a writer that unpublishes something then waits only for the threads whose
-// records name its objects. On Linux, the writer makes every thread of the process pass a memory barrier
-// (`membarrier`), so a reader needs none: no locked instruction and no write to memory another thread writes. Where
-// that is unavailable, each read begins with a full fence instead.
+// records name its objects. Naming is one sequentially consistent store to a cache line only that thread writes, so
+// readers on several threads never contend (a shared reader count made every read two locked additions to one
+// line that all readers wrote).
 //
 // Written in C for one reason: Swift has no thread-local variables, and a thread's record must be found in two
 // instructions for a read to stay within a few nanoseconds.
@@ -42,34 +42,28 @@ typedef struct mosaic_reader {
 
 extern __thread mosaic_reader *mosaic_this_reader __attribute__((tls_model("initial-exec")));
 
-/// 1 when readers must fence (no `membarrier`); set once, before any thread's first read section.
-extern int mosaic_readers_fence;
-
 /// The calling thread's record, made (or reused) on its first read section.
 mosaic_reader *mosaic_reader_attach(void);
 
 /// Waits until no other thread is in a read section that began before this call and reads one of `objects`
-/// (`count` of them, sorted ascending). Returns 0 without waiting when the calling thread itself is reading one of
+/// (`count` of them, sorted ascending). The caller must have unpublished them with sequentially consistent stores. Returns 0 without waiting when the calling thread itself is reading one of
 /// them (it cannot wait for itself), 1 otherwise.
 int mosaic_wait_for_readers(const uintptr_t *objects, size_t count);
 
-/// Begins a read section on `object` (not 0); everything read from `object` after this is safe until
-/// `mosaic_read_end`, provided writers unpublish before `mosaic_wait_for_readers` and free after it.
+/// Begins a read section on `object` (not 0); what the reader then loads from `object` with sequentially consistent
+/// ordering stays valid until `mosaic_read_end`, provided writers unpublish before `mosaic_wait_for_readers` and
+/// free after it.
 static inline __attribute__((always_inline)) void mosaic_read_begin(uintptr_t object) {
     mosaic_reader *reader = mosaic_this_reader;
     if (__builtin_expect(reader == NULL, 0)) reader = mosaic_reader_attach();
     uintptr_t depth = reader->depth;
     reader->depth = depth + 1;
+    // Sequentially consistent, like the writer's unpublishing store and both sides' loads: either the writer sees
+    // this name, or this reader sees what the writer unpublished.
     if (__builtin_expect(depth < MOSAIC_READ_NAMES - 1, 1)) {
-        __atomic_store_n(&reader->levels[depth].reading, object, __ATOMIC_RELAXED);
+        __atomic_store_n(&reader->levels[depth].reading, object, __ATOMIC_SEQ_CST);
     } else if (depth == MOSAIC_READ_NAMES - 1) {
-        __atomic_store_n(&reader->levels[depth].reading, MOSAIC_READING_ANY, __ATOMIC_RELAXED);
-    }
-    if (__builtin_expect(mosaic_readers_fence, 0)) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    } else {
-        // The writer's `membarrier` orders this thread's store before its loads that follow; the compiler must too.
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        __atomic_store_n(&reader->levels[depth].reading, MOSAIC_READING_ANY, __ATOMIC_SEQ_CST);
     }
 }
 

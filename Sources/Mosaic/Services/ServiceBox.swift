@@ -1,12 +1,6 @@
 public import CMosaicReaders
 public import Synchronization
 
-#if canImport(Glibc)
-    internal import Glibc
-#elseif canImport(Darwin)
-    internal import Darwin
-#endif
-
 /// A service's factory with its type erased: builds an instance into memory sized and aligned for the service's
 /// type. The registrar makes one per registration, where the type is known, so no box is generic over it.
 @usableFromInline
@@ -70,12 +64,13 @@ package final class ServiceBox: @unchecked Sendable {
 
     /// Begins a read: no release frees the instance until ``endRead()``, which follows every call once the caller
     /// has copied or borrowed the instance. Returns the built instance's address when the service is active and
-    /// built (else 0). Writes only to the calling thread's own read record: readers on several threads share no
-    /// cache line they write.
+    /// built (else 0). Writes only to the calling thread's own read record: readers on several threads write no
+    /// cache line in common.
     @inlinable @inline(__always)
     package func beginRead() -> UInt {
         mosaic_read_begin(UInt(bitPattern: ObjectIdentifier(self)))
-        let address = published.load(ordering: .acquiring)
+        // Sequentially consistent, as the name's store and a release's clearing store and load of names are.
+        let address = published.load(ordering: .sequentiallyConsistent)
         return address != 0 && active.load(ordering: .relaxed) ? address : 0
     }
 
