@@ -75,8 +75,8 @@ static inline __attribute__((always_inline)) void mosaic_read_end(void) {
     // Deeper sections than the record names end inside the one named "any", and count nothing.
     if (__builtin_expect(depth < MOSAIC_READ_NAMES, 1)) {
         mosaic_read_level *level = &reader->levels[depth];
-        __atomic_store_n(&level->reading, 0, __ATOMIC_RELAXED);
-        // Release: every read of the section happens before a writer that sees the new count frees anything.
+        // Release, both: every read of the section happens before a writer that sees either frees anything.
+        __atomic_store_n(&level->reading, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&level->ended, level->ended + 1, __ATOMIC_RELEASE);
     }
 }
