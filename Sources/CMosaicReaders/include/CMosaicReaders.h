@@ -46,8 +46,9 @@ extern __thread mosaic_reader *mosaic_this_reader __attribute__((tls_model("init
 mosaic_reader *mosaic_reader_attach(void);
 
 /// Waits until no other thread is in a read section that began before this call and reads one of `objects`
-/// (`count` of them, sorted ascending). The caller must have unpublished them with sequentially consistent stores. Returns 0 without waiting when the calling thread itself is reading one of
-/// them (it cannot wait for itself), 1 otherwise.
+/// (`count` of them, sorted ascending), which the caller has unpublished with sequentially consistent stores.
+/// Returns 0 without waiting when the calling thread itself is reading one of them (it cannot wait for itself),
+/// 1 otherwise.
 int mosaic_wait_for_readers(const uintptr_t *objects, size_t count);
 
 /// Begins a read section on `object` (not 0); what the reader then loads from `object` with sequentially consistent

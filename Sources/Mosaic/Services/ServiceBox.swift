@@ -80,14 +80,14 @@ package final class ServiceBox: @unchecked Sendable {
         mosaic_read_end()
     }
 
-    /// A copy of the instance of type `T` at `address`, from ``beginRead()``; only while counted as a reader.
+    /// A copy of the instance of type `T` at `address`, from ``beginRead()``; only inside that read.
     @inlinable @inline(__always)
     package static func instance<T>(at address: UInt, as _: T.Type) -> T {
         UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped.assumingMemoryBound(to: T.self).pointee
     }
 
-    /// Runs `body` with the instance of type `T` at `address`, lent in place rather than copied; only while
-    /// counted as a reader.
+    /// Runs `body` with the instance of type `T` at `address`, lent in place rather than copied; only inside
+    /// that read.
     @inlinable @inline(__always)
     package static func withInstance<T, R>(at address: UInt, as type: T.Type, _ body: (T) -> R) -> R {
         // A class reference is lent wherever this is inlined. Any other value (a protocol-typed service above all)
