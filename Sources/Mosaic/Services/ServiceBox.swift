@@ -34,8 +34,17 @@ package final class ServiceBox: @unchecked Sendable {
     @usableFromInline let active = Atomic<Bool>(false)
     /// The address of the built instance, or 0.
     @usableFromInline let published = Atomic<UInt>(0)
-    /// The address of the built instance (0: none), owned by the box and changed only under this lock.
-    let storage = Mutex<UInt>(0)
+    /// What the box owns, changed only under this lock.
+    let storage = Mutex<Owned>(Owned())
+
+    /// The instances a box owns, by address.
+    struct Owned {
+        /// The built instance (0: none).
+        var address: UInt = 0
+        /// Instances released inside a read of them on the releasing thread, which could not wait for itself:
+        /// the box's next release, or its end, frees them.
+        var retired: [UInt] = []
+    }
 
     package init(
         key: AnyServiceKey, scope: ServiceScope, provider: ModuleID, type: any Any.Type, make: @escaping ServiceMaker
@@ -49,7 +58,9 @@ package final class ServiceBox: @unchecked Sendable {
 
     deinit {
         // No reader is left: readers reach a box only through a table that keeps it alive.
-        free(storage.withLock { $0 })
+        let owned = storage.withLock { $0 }
+        free(owned.address)
+        for address in owned.retired { free(address) }
     }
 
     /// Makes the service resolvable (its module is active).
@@ -126,8 +137,8 @@ package final class ServiceBox: @unchecked Sendable {
     @usableFromInline
     func publish<T>(_ table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
         if OverrideScope.areActive, OverrideScope.current != nil { return try build(table, as: T.self) }
-        return try storage.withLock { address throws(ServiceError) -> T in
-            if address != 0 { return Self.instance(at: address, as: T.self) }
+        return try storage.withLock { owned throws(ServiceError) -> T in
+            if owned.address != 0 { return Self.instance(at: owned.address, as: T.self) }
             // Checked again under the lock: a deactivation that cleared the instance must not see a new one appear.
             guard active.load(ordering: .sequentiallyConsistent) else { throw inactive() }
             let memory = UnsafeMutablePointer<T>.allocate(capacity: 1)
@@ -137,8 +148,8 @@ package final class ServiceBox: @unchecked Sendable {
                 memory.deallocate()
                 throw error
             }
-            address = UInt(bitPattern: memory)
-            published.store(address, ordering: .sequentiallyConsistent)
+            owned.address = UInt(bitPattern: memory)
+            published.store(owned.address, ordering: .sequentiallyConsistent)
             return memory.pointee
         }
     }
@@ -190,33 +201,26 @@ package final class ServiceBox: @unchecked Sendable {
     /// Releases the built instances of `boxes` (only of `.cached` services when `cachedOnly`), so the next use of
     /// each builds anew; waits once for readers that may still hold them.
     package static func reset(_ boxes: [ServiceBox], cachedOnly: Bool) {
-        var dropped = retired.withLock { retired in
-            defer { retired = [] }
-            return retired
-        }
-        for box in boxes {
-            guard box.scope == .cached || (!cachedOnly && box.scope == .singleton) else { continue }
-            let address = box.storage.withLock { address -> UInt in
+        var dropped: [(box: ServiceBox, address: UInt)] = []
+        for box in boxes where box.scope == .cached || (!cachedOnly && box.scope == .singleton) {
+            box.storage.withLock { owned in
                 box.published.store(0, ordering: .sequentiallyConsistent)
-                defer { address = 0 }
-                return address
+                if owned.address != 0 { dropped.append((box, owned.address)) }
+                for address in owned.retired { dropped.append((box, address)) }
+                owned = Owned()
             }
-            if address != 0 { dropped.append((box, address)) }
         }
         guard !dropped.isEmpty else { return }
         // A reader that loaded an old address a moment ago may still be reading it: free them only after.
         let names = dropped.map { UInt(bitPattern: ObjectIdentifier($0.box)) }.sorted()
         guard mosaic_wait_for_readers(names, names.count) != 0 else {
             // Released inside a read of one of them on this same thread, which the kernel never does (it releases
-            // between awaits): waiting would never end, so they are freed by the next release instead.
-            retired.withLock { $0.append(contentsOf: dropped) }
+            // between awaits): waiting would never end, so each box's next release frees them instead.
+            for (box, address) in dropped { box.storage.withLock { $0.retired.append(address) } }
             return
         }
         for (box, address) in dropped { box.free(address) }
     }
-
-    /// Instances released inside a read of them on the releasing thread, left for the next release to free.
-    private static let retired = Mutex<[(box: ServiceBox, address: UInt)]>([])
 
     /// Ends and frees the instance the box owns at `address` (nothing at 0).
     private func free(_ address: UInt) {
