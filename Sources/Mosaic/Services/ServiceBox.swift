@@ -34,17 +34,8 @@ package final class ServiceBox: @unchecked Sendable {
     @usableFromInline let active = Atomic<Bool>(false)
     /// The address of the built instance, or 0.
     @usableFromInline let published = Atomic<UInt>(0)
-    /// What the box owns, changed only under this lock.
-    let storage = Mutex<Owned>(Owned())
-
-    /// The instances a box owns, by address.
-    struct Owned {
-        /// The built instance (0: none).
-        var address: UInt = 0
-        /// Instances released inside a read of them on the releasing thread, which could not wait for itself:
-        /// the box's next release, or its end, frees them.
-        var retired: [UInt] = []
-    }
+    /// The address of the built instance (0: none), owned by the box and changed only under this lock.
+    let storage = Mutex<UInt>(0)
 
     package init(
         key: AnyServiceKey, scope: ServiceScope, provider: ModuleID, type: any Any.Type, make: @escaping ServiceMaker
@@ -58,9 +49,7 @@ package final class ServiceBox: @unchecked Sendable {
 
     deinit {
         // No reader is left: readers reach a box only through a table that keeps it alive.
-        let owned = storage.withLock { $0 }
-        free(owned.address)
-        for address in owned.retired { free(address) }
+        free(storage.withLock { $0 })
     }
 
     /// Makes the service resolvable (its module is active).
@@ -137,8 +126,8 @@ package final class ServiceBox: @unchecked Sendable {
     @usableFromInline
     func publish<T>(_ table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
         if OverrideScope.areActive, OverrideScope.current != nil { return try build(table, as: T.self) }
-        return try storage.withLock { owned throws(ServiceError) -> T in
-            if owned.address != 0 { return Self.instance(at: owned.address, as: T.self) }
+        return try storage.withLock { address throws(ServiceError) -> T in
+            if address != 0 { return Self.instance(at: address, as: T.self) }
             // Checked again under the lock: a deactivation that cleared the instance must not see a new one appear.
             guard active.load(ordering: .sequentiallyConsistent) else { throw inactive() }
             let memory = UnsafeMutablePointer<T>.allocate(capacity: 1)
@@ -148,8 +137,8 @@ package final class ServiceBox: @unchecked Sendable {
                 memory.deallocate()
                 throw error
             }
-            owned.address = UInt(bitPattern: memory)
-            published.store(owned.address, ordering: .sequentiallyConsistent)
+            address = UInt(bitPattern: memory)
+            published.store(address, ordering: .sequentiallyConsistent)
             return memory.pointee
         }
     }
@@ -203,24 +192,34 @@ package final class ServiceBox: @unchecked Sendable {
     package static func reset(_ boxes: [ServiceBox], cachedOnly: Bool) {
         var dropped: [(box: ServiceBox, address: UInt)] = []
         for box in boxes where box.scope == .cached || (!cachedOnly && box.scope == .singleton) {
-            box.storage.withLock { owned in
+            let address = box.storage.withLock { address -> UInt in
                 box.published.store(0, ordering: .sequentiallyConsistent)
-                if owned.address != 0 { dropped.append((box, owned.address)) }
-                for address in owned.retired { dropped.append((box, address)) }
-                owned = Owned()
+                defer { address = 0 }
+                return address
             }
+            if address != 0 { dropped.append((box, address)) }
+        }
+        retired.withLock { retired in
+            guard !retired.isEmpty else { return }
+            let releasing = Set(boxes.map(ObjectIdentifier.init))
+            dropped += retired.filter { releasing.contains(ObjectIdentifier($0.box)) }
+            retired.removeAll { releasing.contains(ObjectIdentifier($0.box)) }
         }
         guard !dropped.isEmpty else { return }
         // A reader that loaded an old address a moment ago may still be reading it: free them only after.
         let names = dropped.map { UInt(bitPattern: ObjectIdentifier($0.box)) }.sorted()
         guard mosaic_wait_for_readers(names, names.count) != 0 else {
             // Released inside a read of one of them on this same thread, which the kernel never does (it releases
-            // between awaits): waiting would never end, so each box's next release frees them instead.
-            for (box, address) in dropped { box.storage.withLock { $0.retired.append(address) } }
+            // between awaits): waiting would never end, so the box's next release frees them instead.
+            retired.withLock { $0.append(contentsOf: dropped) }
             return
         }
         for (box, address) in dropped { box.free(address) }
     }
+
+    /// Instances released inside a read of them on the releasing thread, each freed by its box's next release (the
+    /// entry keeps the box).
+    private static let retired = Mutex<[(box: ServiceBox, address: UInt)]>([])
 
     /// Ends and frees the instance the box owns at `address` (nothing at 0).
     private func free(_ address: UInt) {
