@@ -1,9 +1,8 @@
 import Dispatch
 import Foundation
+import Mosaic
 import Synchronization
 import Testing
-
-@testable import Mosaic
 
 /// Which `Tracked` instances are alive: made ones are added, ended ones removed.
 private final class Lifetimes: Sendable {
@@ -53,18 +52,6 @@ private final class OwnThread: Sendable {
         }
     }
     func join() { finished.wait() }
-}
-
-/// One active box providing `T`, and a view that sees it.
-private func provider<T: Sendable>(
-    _ type: T.Type, _ make: @escaping @Sendable () -> T
-) -> (box: ServiceBox, view: Services) {
-    var registrar = ServiceRegistrar()
-    registrar.singleton(ServiceKey(T.self)) { make() }
-    let box = registrar.provided[0].makeBox("com.test.provider", false)
-    box.activate()
-    let table = ServiceTable([box])
-    return (box, Services(module: "com.test.consumer", visible: table, all: table))
 }
 
 @Suite struct ReadSectionTests {

@@ -98,13 +98,8 @@ private func services(_ configure: (inout ServiceRegistrar) -> Void) -> Services
 
     @Test("a deactivated provider's service says so, and comes back rebuilt when reactivated")
     func inactiveProvider() throws {
-        var registrar = ServiceRegistrar()
         let counter = Counter()
-        registrar.singleton(.greeter) { EnglishGreeter(counter: counter) }
-        let box = registrar.provided[0].makeBox("com.test.provider", false)
-        let table = ServiceTable([box])
-        let view = Services(module: "com.test.consumer", visible: table, all: table)
-        box.activate()
+        let (box, view) = provider((any Greeter).self) { EnglishGreeter(counter: counter) }
         _ = try view.resolve(.greeter)
         ServiceBox.deactivate([box])
         let error = #expect(throws: ServiceError.self) { try view.resolve(.greeter) }

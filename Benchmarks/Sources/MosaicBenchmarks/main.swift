@@ -18,6 +18,11 @@ import Logging
 import Mosaic
 import MosaicKernel
 
+/// The rounds a `profile-…` mode runs: its second argument, or `standard` when there is none.
+func roundsArgument(standard: Int) -> Int {
+    CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? standard : standard
+}
+
 if CommandLine.arguments.dropFirst().first == "scaling" {
     for count in [1_000, 2_000, 5_000, 10_000, 20_000] {
         let catalog = syntheticCatalog(count: count)
@@ -45,15 +50,12 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     for _ in 0..<50_000_000 { consume(try services.resolve(.shared)) }
 } else if CommandLine.arguments.dropFirst().first == "profile-borrowed" {
     let services = try await mosaicServices()
-    let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 50_000_000 : 50_000_000
-    for _ in 0..<rounds { consume(try services.withService(.shared) { $0.value }) }
+    for _ in 0..<roundsArgument(standard: 50_000_000) { consume(try services.withService(.shared) { $0.value }) }
 } else if CommandLine.arguments.dropFirst().first == "profile-root" {
     let services = try await mosaicServices()
-    let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 10_000_000 : 10_000_000
-    for _ in 0..<rounds { consume(try services.resolve(ServiceKey(Root.self))) }
+    for _ in 0..<roundsArgument(standard: 10_000_000) { consume(try services.resolve(ServiceKey(Root.self))) }
 } else if CommandLine.arguments.dropFirst().first == "profile-many" {
-    let rounds = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 300 : 300
-    for _ in 0..<rounds { _ = try await registerAndResolveMany("mosaic") }
+    for _ in 0..<roundsArgument(standard: 300) { _ = try await registerAndResolveMany("mosaic") }
 } else if CommandLine.arguments.dropFirst().first == "profile-revoke" {
     try await runContributionBenchmark(rounds: 1_000, reads: 10)
 } else if CommandLine.arguments.dropFirst().first == "profile-events", CommandLine.arguments.count > 2 {
