@@ -16,11 +16,11 @@ func contributor(
     }
 }
 
-/// Reads `stream` until a list satisfies `accept`, and returns that list's identifiers.
+/// Reads `feed` until a list satisfies `accept`, and returns that list's identifiers.
 func firstList<Content>(
-    _ stream: AsyncStream<[Contribution<Content>]>, where accept: ([String]) -> Bool
+    _ feed: Feed<[Contribution<Content>]>, where accept: ([String]) -> Bool
 ) async -> [String]? {
-    for await list in stream where accept(list.map(\.id)) { return list.map(\.id) }
+    for await list in feed where accept(list.map(\.id)) { return list.map(\.id) }
     return nil
 }
 

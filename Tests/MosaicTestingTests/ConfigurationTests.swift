@@ -39,7 +39,7 @@ struct RefresherModule: Module {
     static let manifest = Manifest(id: "com.test.refresher", version: "1.0.0")
     static let minutes = ConfigurationKey<Int>("minutes", default: 15)
     static let token = ConfigurationKey<String>("token", secret: true)
-    static let minutesUpdates = Mutex<AsyncStream<Int>?>(nil)
+    static let minutesUpdates = Mutex<Feed<Int>?>(nil)
 
     static func register(in module: inout ModuleRegistrar) {
         module.configuration(minutes, token)
@@ -219,6 +219,32 @@ struct ConfigurationReloadTests {
         provider.setValue(25, forKey: Self.minutesKey)
         #expect(await updates.next() == 25)
         await kernel.shutdown()
+    }
+
+    @Test("changes of other keys take no room in a module's buffer: its unread value of its own key is kept")
+    func otherKeysTakeNoRoom() async throws {
+        let provider = MutableInMemoryProvider(
+            name: "test",
+            initialValues: [Self.minutesKey: 20, Self.tokenKey: ConfigValue(.string("t0"), isSecret: true)])
+        var options = KernelOptions()
+        options.configurationProviders = [provider]
+        let kernel = Kernel(modules: [RefresherModule.self], host: HostEnvironment(version: "1.0.0"), options: options)
+        _ = try await kernel.boot()
+        let feed = try #require(RefresherModule.minutesUpdates.withLock { $0 })
+        var updates = feed.makeAsyncIterator()
+        #expect(await updates.next() == 20)
+
+        provider.setValue(30, forKey: Self.minutesKey)
+        await kernel.reloadConfiguration()
+        // More changes of the token than the minutes' buffer (8) holds, none of them read.
+        for version in 1...10 {
+            provider.setValue(ConfigValue(.string("t\(version)"), isSecret: true), forKey: Self.tokenKey)
+            await kernel.reloadConfiguration()
+        }
+        await kernel.shutdown()
+        var unread: [Int] = []
+        while let minutes = await updates.next() { unread.append(minutes) }
+        #expect(unread == [30])
     }
 
     @Test("a reloading JSON file provider's new values reach the module once the provider and the kernel reload")

@@ -36,6 +36,20 @@ func runFanOutFloors() async {
         }, trigger: { bare.offer($0) })
     bare.offer(-1)
     print("    a bare continuation per task (no AsyncStream):        \(format(resumed.delivered, places: 1))")
+
+    let cancellable = Slots()
+    let handled = await fanOut(
+        observers: 1_000,
+        spawn: { received in
+            let slot = cancellable.add()
+            Task {
+                while await withTaskCancellationHandler(operation: { await slot.next() }, onCancel: {}) >= 0 {
+                    received()
+                }
+            }
+        }, trigger: { cancellable.offer($0) })
+    cancellable.offer(-1)
+    print("    the same, each wait with a cancellation handler:      \(format(handled.delivered, places: 1))")
 }
 
 /// One value for one waiting task, for the rows without Mosaic: at most one value kept, and one task waiting.

@@ -53,9 +53,9 @@ final class DeliveryCounter: Sendable {
 /// Fan-out timings in µs over `rounds` rounds (after 10 warm-ups): how long `trigger` takes to return, and how long
 /// until each of `observers` tasks, every one draining its own stream from `subscribe`, has seen an element
 /// `accept`s.
-func fanOut<Element: Sendable>(
-    observers: Int, rounds: Int = 50, subscribe: () -> AsyncStream<Element>,
-    accept: @escaping @Sendable (Element) -> Bool = { _ in true },
+func fanOut<Updates: AsyncSequence<Updates.Element, Never> & Sendable>(
+    observers: Int, rounds: Int = 50, subscribe: () -> Updates,
+    accept: @escaping @Sendable (Updates.Element) -> Bool = { _ in true },
     trigger: (_ round: Int) throws -> Void
 ) async rethrows -> FanOutTimings {
     try await fanOut(

@@ -134,18 +134,14 @@ public struct ModuleConfiguration: Sendable {
     /// The value of `key` now, then each new value the host reloads, until the module deactivates.
     ///
     /// Only well-formed values arrive: a reloaded value that cannot be read as the key's type is reported (a
-    /// diagnostic naming the module, the key and the fix) and the module keeps the last good one. The stream
+    /// diagnostic naming the module, the key and the fix) and the module keeps the last good one. The feed
     /// keeps at most `buffer` values the module has not read yet, dropping the oldest; it ends when the module
     /// deactivates (outside a kernel, after the first value).
-    public func updates<Value>(of key: ConfigurationKey<Value>, buffer: Int = 8) -> AsyncStream<Value> {
-        if let feed, let stream = feed.updates(named: key.name, as: Value.self, buffer: max(1, buffer)) {
-            return stream
+    public func updates<Value>(of key: ConfigurationKey<Value>, buffer: Int = 8) -> Feed<Value> {
+        if let feed, let updates = feed.updates(named: key.name, as: Value.self, buffer: max(1, buffer)) {
+            return updates
         }
-        let current = self[key]
-        return AsyncStream { continuation in
-            continuation.yield(current)
-            continuation.finish()
-        }
+        return .just(self[key])
     }
 }
 
@@ -155,5 +151,5 @@ package protocol ConfigurationFeed: Sendable {
     func value(named name: String) -> (any ConfigurationValue)?
     /// The current value of the key named `name`, then each new one, until the module deactivates; `nil` when
     /// the feed cannot deliver (the module is on its way out).
-    func updates<Value: ConfigurationValue>(named name: String, as type: Value.Type, buffer: Int) -> AsyncStream<Value>?
+    func updates<Value: ConfigurationValue>(named name: String, as type: Value.Type, buffer: Int) -> Feed<Value>?
 }

@@ -3,7 +3,7 @@ package protocol ContributionSource: Sendable {
     /// The contributions visible now, in the point's order.
     func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>]
     /// The current list, then every new list whenever modules come and go or entitlements change.
-    func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]>
+    func updates<Content>(of point: ExtensionPoint<Content>) -> Feed<[Contribution<Content>]>
 }
 
 /// A module's window on every module's contributions (Spezi's `@Collect`): a module that owns an extension point
@@ -33,7 +33,7 @@ public struct Contributions: Sendable {
     }
 
     /// The list now, then each new one as it changes.
-    public func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
-        source?.updates(of: point) ?? AsyncStream { $0.finish() }
+    public func updates<Content>(of point: ExtensionPoint<Content>) -> Feed<[Contribution<Content>]> {
+        source?.updates(of: point) ?? .ended
     }
 }

@@ -1,6 +1,6 @@
 package import Instrumentation
 
-/// An event as a subscriber receives it: who sent it, as the kernel knows it, and its place in the stream.
+/// An event as a subscriber receives it: who sent it, as the kernel knows it, and its place in the feed.
 public struct EventEnvelope<Event: Sendable>: Sendable {
     /// The publishing module, stamped by the kernel: a module cannot publish as another.
     public let sender: ModuleID
@@ -36,7 +36,7 @@ package protocol EventBus: Sendable {
     /// The events of `type` from now on, for `subscriber`, keeping at most `buffer` undelivered ones.
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber: ModuleID, buffer: Int
-    ) -> AsyncStream<EventEnvelope<Event>>
+    ) -> Feed<EventEnvelope<Event>>
     /// Runs `handler` for each durable `type` event recorded for `subscriber`'s handler `name`, at least once,
     /// while `subscriber` is active.
     func handle<Event: DurableEvent>(
@@ -88,8 +88,8 @@ public struct Events: Sendable {
     /// The events of `type` published from now on.
     public func subscribe<Event: Sendable>(
         to type: Event.Type, buffer: Int = 256
-    ) -> AsyncStream<EventEnvelope<Event>> {
-        bus?.subscribe(type, subscriber: module, buffer: buffer) ?? AsyncStream { $0.finish() }
+    ) -> Feed<EventEnvelope<Event>> {
+        bus?.subscribe(type, subscriber: module, buffer: buffer) ?? .ended
     }
 
     /// Runs `body` on `envelope`'s event as this module's processing of it: when the kernel traces, inside a

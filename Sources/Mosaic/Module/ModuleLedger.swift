@@ -10,7 +10,7 @@ internal import Synchronization
 ///    (``Stage/entry``: routes, contributions), waits for the link handlers and content builds under way, then
 ///    cancels the module's tasks and waits for them to end.
 /// 2. ``withdraw()`` after it: everything else, newest first; from then on the module's old handles refuse to
-///    write state or publish, and its streams have finished.
+///    write state or publish, and its feeds have ended.
 /// A hub never needs to remember which module holds what.
 package final class ModuleLedger: Sendable {
     /// When a grant is taken back.
@@ -74,7 +74,7 @@ package final class ModuleLedger: Sendable {
         return token
     }
 
-    /// Forgets a grant that ended on its own (a stream its reader stopped).
+    /// Forgets a grant that ended on its own (a feed its reader stopped).
     package func release(_ token: Int) {
         state.withLock { state in
             Self.remove(token, from: &state.entry)

@@ -1,3 +1,5 @@
+internal import Synchronization
+
 /// A module's handle on shared state, writing as the module.
 ///
 /// ```swift
@@ -33,27 +35,42 @@ public struct SharedState: Sendable {
         try store.write(key, as: module, change)
     }
 
-    /// `key`'s value now, then each new value.
-    public func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value> {
-        store?.values(of: key) ?? AsyncStream { $0.finish() }
+    /// `key`'s value now, then each new value; a slow reader skips to the newest.
+    public func values<Value>(of key: StateKey<Value>) -> Feed<Value> {
+        store?.values(of: key) ?? .ended
     }
 
     /// One part of `key`'s value, now and each time that part changes (other changes are not reported).
     public func values<Value, Part: Equatable & Sendable>(
         of key: StateKey<Value>, _ part: any KeyPath<Value, Part> & Sendable
-    ) -> AsyncStream<Part> {
-        let values = values(of: key)
-        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            let task = Task {
-                var last: Part?
-                for await value in values {
-                    let current = value[keyPath: part]
-                    if current != last { continuation.yield(current) }
-                    last = current
-                }
-                continuation.finish()
+    ) -> Feed<Part> {
+        Feed(DistinctParts(of: values(of: key), part))
+    }
+}
+
+/// The changes of one part of a feed's values: each value's part, skipping those equal to the part before.
+private final class DistinctParts<Value: Sendable, Part: Equatable & Sendable>: FeedSource {
+    private let values: Feed<Value>
+    private let part: any KeyPath<Value, Part> & Sendable
+    /// The part delivered last.
+    private let last = Mutex<Part?>(nil)
+
+    init(of values: Feed<Value>, _ part: any KeyPath<Value, Part> & Sendable) {
+        self.values = values
+        self.part = part
+    }
+
+    func next(isolation actor: isolated (any Actor)?) async -> Part? {
+        // Iterators of a feed share its source: a new one per call reads on where the last left off.
+        var iterator = values.makeAsyncIterator()
+        while let value = await iterator.next(isolation: actor) {
+            let current = value[keyPath: part]
+            let changed = last.withLock { last in
+                defer { last = current }
+                return last != current
             }
-            continuation.onTermination = { _ in task.cancel() }
+            if changed { return current }
         }
+        return nil
     }
 }

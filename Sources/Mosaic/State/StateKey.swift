@@ -70,7 +70,7 @@ package protocol StateStore: Sendable {
         _ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void
     ) throws
     /// The value now, then each new value; a slow observer skips to the newest.
-    func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value>
+    func values<Value>(of key: StateKey<Value>) -> Feed<Value>
     /// Commits `transaction`'s writes and durable events together, as `writer`.
     func commit(_ transaction: StateTransaction, as writer: ModuleID) throws
 }

@@ -1,9 +1,10 @@
+internal import Mosaic
 internal import Synchronization
 
-/// One fan-out, the primitive under every stream the kernel hands out: state changes, shared state observers,
-/// event subscriptions and contribution observers.
+/// One fan-out, the primitive under every feed the kernel hands out: state changes, shared state observers,
+/// event subscriptions, contribution observers and configuration updates.
 ///
-/// Each subscriber has its own ``Mailbox`` with its own buffering, read through an `AsyncStream`. A stream ends when
+/// Each subscriber has its own ``Mailbox`` with its own buffering, read as a ``Feed``. A feed ends when
 /// the broadcast finishes (the kernel shut down), when its reader stops listening, or when its ``Subscription`` is
 /// cancelled (a module's ledger does that when it is withdrawn). `send` offers the element to every mailbox inside
 /// the broadcast's lock, so every subscriber sees elements in the order they were sent.
@@ -22,35 +23,26 @@ final class Broadcast<Element: Sendable>: AnyBroadcast {
 
     init() {}
 
-    /// A new subscriber's stream: `first` (when given), then each element sent from now on. After ``finish()`` the
-    /// stream is empty and ends at once. `observe` learns how each element sent fared in the subscriber's buffer
+    /// A new subscriber's feed: `first` (when given), then each element sent from now on. After ``finish()`` the
+    /// feed is empty and ends at once. `observe` learns how each element sent fared in the subscriber's buffer
     /// (for the kernel's metrics).
     func subscribe(
         buffering: Mailbox.Buffering = .unbounded, first: Element? = nil,
         observe: (@Sendable (Mailbox.Outcome) -> Void)? = nil
     ) -> Subscription<Element> {
-        subscription(buffering: buffering, first: first, observe: observe) { mailbox in
-            {
-                guard let parcel = await mailbox.next() else { return nil }
-                return Self.unbox(parcel)
-            }
-        }
+        subscription(buffering: buffering, first: first, accepts: nil, observe: observe) { Self.unbox($0) }
     }
 
-    /// A new subscriber's stream of what `convert` makes of `first` (when given) and of each element sent from now
-    /// on (`nil` skips one). After ``finish()`` the stream is empty and ends at once.
+    /// A new subscriber's feed of what `convert` makes of `first` (when given) and of each element sent from now
+    /// on (`nil` skips one). After ``finish()`` the feed is empty and ends at once.
     func subscribe<Output: Sendable>(
         buffering: Mailbox.Buffering = .unbounded, first: Element? = nil,
         convert: @escaping @Sendable (Element) -> Output?
     ) -> Subscription<Output> {
-        subscription(buffering: buffering, first: first, observe: nil) { mailbox in
-            {
-                while let parcel = await mailbox.next() {
-                    if let output = convert(Self.unbox(parcel)) { return output }
-                }
-                return nil
-            }
-        }
+        // The mailbox keeps only what converts; the reader converts it again rather than keep two types of parcel.
+        subscription(
+            buffering: buffering, first: first, accepts: { convert(Self.unbox($0)) != nil }, observe: nil,
+            read: { convert(Self.unbox($0)) })
     }
 
     /// Hands `element` to every subscriber; boxes it only when there is one (most module state changes at boot
@@ -63,7 +55,7 @@ final class Broadcast<Element: Sendable>: AnyBroadcast {
         }
     }
 
-    /// Ends every stream, and every later one at once.
+    /// Ends every feed, and every later one at once.
     func finish() {
         let ended = state.withLock { state in
             state.finished = true
@@ -73,28 +65,21 @@ final class Broadcast<Element: Sendable>: AnyBroadcast {
         for mailbox in ended { mailbox.finish() }
     }
 
-    /// A stream whose elements `read` takes from a new mailbox.
+    /// A feed of what `read` makes of the elements of a new mailbox that `accepts` takes.
     private func subscription<Output: Sendable>(
-        buffering: Mailbox.Buffering, first: Element?, observe: (@Sendable (Mailbox.Outcome) -> Void)?,
-        read: (Mailbox) -> @Sendable () async -> Output?
+        buffering: Mailbox.Buffering, first: Element?, accepts: (@Sendable (Mailbox.Parcel) -> Bool)?,
+        observe: (@Sendable (Mailbox.Outcome) -> Void)?, read: @escaping @Sendable (Mailbox.Parcel) -> Output?
     ) -> Subscription<Output> {
-        let mailbox = Mailbox(buffering: buffering, first: first.map { Box($0) }, observe: observe)
+        let mailbox = Mailbox(
+            buffering: buffering, first: first.map { Box($0) }, accepts: accepts, observe: observe)
         let added = state.withLock { state in
             guard !state.finished else { return false }
             state.mailboxes.append(mailbox)
             return true
         }
         guard added else { return .ended() }
-        // The reader's hold: once the stream is dropped, or its task cancelled, nobody reads this mailbox again.
-        let reader = Reader { [weak self] in
-            self?.remove(mailbox)
-            mailbox.cancel()
-        }
-        let next = read(mailbox)
-        // `onCancel` lives as long as the stream, and with it `reader`.
-        let stream = AsyncStream<Output>(unfolding: next, onCancel: { reader.stop() })
         return Subscription(
-            stream: stream,
+            feed: Feed(MailboxFeed(mailbox, of: self, read: read)),
             cancel: { [weak self] in
                 self?.remove(mailbox)
                 mailbox.finish()
@@ -107,7 +92,7 @@ final class Broadcast<Element: Sendable>: AnyBroadcast {
         unsafeDowncast(parcel, to: Box<Element>.self).value
     }
 
-    private func remove(_ mailbox: Mailbox) {
+    func remove(_ mailbox: Mailbox) {
         state.withLock { state in
             if let index = state.mailboxes.firstIndex(where: { $0 === mailbox }) { state.mailboxes.remove(at: index) }
         }
@@ -116,8 +101,10 @@ final class Broadcast<Element: Sendable>: AnyBroadcast {
 
 /// A broadcast whatever its element type, for a hub that keeps one per type.
 protocol AnyBroadcast: AnyObject, Sendable {
-    /// Ends every stream, and every later one at once.
+    /// Ends every feed, and every later one at once.
     func finish()
+    /// Stops offering elements to `mailbox`.
+    func remove(_ mailbox: Mailbox)
 }
 
 /// One element sent, shared by every subscriber's mailbox.
@@ -129,43 +116,66 @@ private final class Box<Value: Sendable>: Sendable {
     }
 }
 
-/// A reader's hold on its mailbox: `stop` runs when the reading task is cancelled or the stream is dropped (this
-/// object lives exactly as long as the stream's closures).
-private final class Reader: Sendable {
-    let stop: @Sendable () -> Void
+/// A subscriber's mailbox read as a ``Feed``: what `read` makes of each element (the mailbox keeps only elements
+/// `read` makes something of). Once its reading task is cancelled, or the feed is dropped, nobody reads the mailbox
+/// again: it leaves the broadcast and drops what waits.
+private final class MailboxFeed<Output: Sendable>: FeedSource {
+    private let mailbox: Mailbox
+    private weak let broadcast: (any AnyBroadcast)?
+    private let read: @Sendable (Mailbox.Parcel) -> Output?
 
-    init(stop: @escaping @Sendable () -> Void) {
-        self.stop = stop
+    init(_ mailbox: Mailbox, of broadcast: any AnyBroadcast, read: @escaping @Sendable (Mailbox.Parcel) -> Output?) {
+        self.mailbox = mailbox
+        self.broadcast = broadcast
+        self.read = read
+    }
+
+    func next(isolation actor: isolated (any Actor)?) async -> Output? {
+        // Suspends only when nothing waits; the mailbox is read in place, not through another async call.
+        let parcel: Mailbox.Parcel?
+        if !Task.isCancelled, let ready = mailbox.take() {
+            parcel = ready
+        } else {
+            parcel = await withTaskCancellationHandler(
+                operation: { await withUnsafeContinuation(isolation: actor) { mailbox.wait($0) } },
+                onCancel: { self.stop() }, isolation: actor)
+        }
+        // Returned as it is: a local `Output?` would ask the runtime for its metadata on every call.
+        guard let parcel else { return nil }
+        return read(parcel)
+    }
+
+    private func stop() {
+        broadcast?.remove(mailbox)
+        mailbox.cancel()
     }
 
     deinit { stop() }
 }
 
-/// A stream from a ``Broadcast``, with a way to end it from outside and to learn when it ended.
+/// A feed from a ``Broadcast``, with a way to end it from outside and to learn when it ended.
 struct Subscription<Output: Sendable>: Sendable {
-    let stream: AsyncStream<Output>
-    /// Ends the stream (its reader's loop then ends too).
+    let feed: Feed<Output>
+    /// Ends the feed (its reader's loop then ends too).
     let cancel: @Sendable () -> Void
-    /// Fires once the stream has ended, for whatever reason (its reader dropped it, too).
+    /// Fires once the feed has ended, for whatever reason (its reader dropped it, too).
     let ended: EndHook
 }
 
 extension Subscription {
-    /// A stream that has already ended, for a subscriber that came too late (the kernel shut down).
+    /// A feed that has already ended, for a subscriber that came too late (the kernel shut down).
     static func ended() -> Self {
-        let (stream, continuation) = AsyncStream.makeStream(of: Output.self)
-        continuation.finish()
         let ended = EndHook()
         ended.fire()
-        return Subscription(stream: stream, cancel: {}, ended: ended)
+        return Subscription(feed: .ended, cancel: {}, ended: ended)
     }
 }
 
-/// Something to do once a stream has ended; set before or after the end, it runs exactly once.
+/// Something to do once a feed has ended; set before or after the end, it runs exactly once.
 final class EndHook: Sendable {
     private let state = Mutex<(ended: Bool, action: (@Sendable () -> Void)?)>((false, nil))
 
-    /// Runs `action` when the stream ends, or now if it has.
+    /// Runs `action` when the feed ends, or now if it has.
     func whenEnded(_ action: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             if state.ended { return true }
@@ -175,7 +185,7 @@ final class EndHook: Sendable {
         if now { action() }
     }
 
-    /// The stream ended.
+    /// The feed ended.
     func fire() {
         let action = state.withLock { state -> (@Sendable () -> Void)? in
             state.ended = true

@@ -55,8 +55,8 @@ final class ContributionStore: ContributionSource {
         return (list as? ContributionList<Content>)?.items ?? []
     }
 
-    func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
-        subscription(of: point).stream
+    func updates<Content>(of point: ExtensionPoint<Content>) -> Feed<[Contribution<Content>]> {
+        subscription(of: point).feed
     }
 
     /// The list of `point` now, then each new one, until cancelled or the kernel shuts down.
@@ -118,7 +118,7 @@ final class ContributionStore: ContributionSource {
         }
     }
 
-    /// Ends every observer's stream and lets go of every contribution: the kernel shut down (or was dropped).
+    /// Ends every observer's feed and lets go of every contribution: the kernel shut down (or was dropped).
     func finish() {
         let observers = state.withLock { state in
             state.finished = true

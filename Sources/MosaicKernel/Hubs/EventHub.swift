@@ -109,12 +109,12 @@ final class EventHub: EventBus, LedgerClosingObserver {
 
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber module: ModuleID, buffer: Int
-    ) -> AsyncStream<EventEnvelope<Event>> {
-        subscription(type, subscriber: module, buffer: buffer).stream
+    ) -> Feed<EventEnvelope<Event>> {
+        subscription(type, subscriber: module, buffer: buffer).feed
     }
 
     /// The events of `type` from now on, for `module`, until cancelled or the kernel shuts down; an inactive
-    /// module's stream ends at once.
+    /// module's feed ends at once.
     func subscription<Event: Sendable>(
         _ type: Event.Type, subscriber module: ModuleID, buffer: Int
     ) -> Subscription<EventEnvelope<Event>> {

@@ -15,8 +15,7 @@ extension Kernel {
 
     /// The list of `point` now, then each new list whenever a module activates or deactivates or an entitlement
     /// changes, until ``shutdown()``. A slow observer skips to the newest list rather than queueing old ones.
-    public nonisolated func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]>
-    {
+    public nonisolated func updates<Content>(of point: ExtensionPoint<Content>) -> Feed<[Contribution<Content>]> {
         contributionStore.updates(of: point)
     }
 
@@ -40,7 +39,7 @@ extension Kernel {
 
     /// One element now and one after each change of ``renderVersions`` (a slow reader gets one for many changes),
     /// until ``shutdown()``.
-    package nonisolated func renderChanges() -> AsyncStream<Void> {
-        renderSignal.subscribe(buffering: .newest(1), first: ()).stream
+    package nonisolated func renderChanges() -> Feed<Void> {
+        renderSignal.subscribe(buffering: .newest(1), first: ()).feed
     }
 }

@@ -61,24 +61,32 @@ final class Mailbox: Sendable {
 
     private let state = Mutex(State())
     private let capacity: Int
+    /// Which elements the reader wants (`nil`: all); the others are never kept, so they take no room.
+    private let accepts: (@Sendable (Parcel) -> Bool)?
     /// Learns what became of each element offered (for the kernel's metrics).
     private let observe: (@Sendable (Outcome) -> Void)?
     /// Fires when the mailbox ends (finished or cancelled).
     let ended = EndHook()
 
-    /// A mailbox keeping what `buffering` says, holding `first` (when given) for its reader.
-    init(buffering: Buffering, first: Parcel? = nil, observe: (@Sendable (Outcome) -> Void)? = nil) {
+    /// A mailbox keeping what `buffering` says of the elements `accepts` takes, holding `first` (when given and
+    /// taken) for its reader.
+    init(
+        buffering: Buffering, first: Parcel? = nil, accepts: (@Sendable (Parcel) -> Bool)? = nil,
+        observe: (@Sendable (Outcome) -> Void)? = nil
+    ) {
         switch buffering {
         case .unbounded: capacity = .max
         case .newest(let count): capacity = max(1, count)
         }
+        self.accepts = accepts
         self.observe = observe
-        if let first { state.withLock { $0.pending.append(first) } }
+        if let first, accepts?(first) != false { state.withLock { $0.pending.append(first) } }
     }
 
     /// Hands `element` to the waiting reader, or keeps it (dropping the oldest waiting one when full). Never waits;
-    /// an element offered after the end is ignored.
+    /// an element offered after the end, or one the reader does not want, is ignored.
     func offer(_ element: Parcel) {
+        if let accepts, !accepts(element) { return }
         let (reader, outcome) = state.withLock { state -> (UnsafeContinuation<Parcel?, Never>?, Outcome?) in
             guard !state.isFinished else { return (nil, nil) }
             if let reader = state.reader {
@@ -97,19 +105,22 @@ final class Mailbox: Sendable {
         if let outcome { observe?(outcome) }
     }
 
-    /// The oldest waiting element, waiting for one if there is none; `nil` once the mailbox has ended and is empty.
-    /// One reader at a time.
-    func next() async -> Parcel? {
-        if let ready = state.withLock({ $0.take() }) { return ready }
-        return await withUnsafeContinuation { (reader: UnsafeContinuation<Parcel?, Never>) in
-            let ready = state.withLock { state -> Parcel?? in
-                if let ready = state.take() { return ready }
-                precondition(state.reader == nil, "Two readers of one subscription: iterate each stream in one task.")
-                state.reader = reader
-                return nil
-            }
-            if let ready { reader.resume(returning: ready) }
+    /// The oldest waiting element without waiting: `.some(nil)` once the mailbox has ended and is empty, `nil`
+    /// when the reader must ``wait(_:)``.
+    func take() -> Parcel?? {
+        state.withLock { $0.take() }
+    }
+
+    /// Resumes `reader` with the oldest waiting element (`nil` once the mailbox has ended and is empty), now or
+    /// when one comes. One reader at a time.
+    func wait(_ reader: UnsafeContinuation<Parcel?, Never>) {
+        let ready = state.withLock { state -> Parcel?? in
+            if let ready = state.take() { return ready }
+            precondition(state.reader == nil, "Two readers of one subscription: iterate each feed in one task.")
+            state.reader = reader
+            return nil
         }
+        if let ready { reader.resume(returning: ready) }
     }
 
     /// Ends the mailbox: its reader takes what waits, then sees the end.

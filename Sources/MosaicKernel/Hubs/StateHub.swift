@@ -130,8 +130,8 @@ final class StateHub: StateStore {
         }
     }
 
-    func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value> {
-        subscription(of: key).stream
+    func values<Value>(of key: StateKey<Value>) -> Feed<Value> {
+        subscription(of: key).feed
     }
 
     /// `key`'s value now, then each new value, until the subscription is cancelled or the kernel shuts down.

@@ -22,7 +22,7 @@ struct ModuleStateStore: StateStore {
         try hub.write(key, as: writer, update)
     }
 
-    func values<Value>(of key: StateKey<Value>) -> AsyncStream<Value> {
+    func values<Value>(of key: StateKey<Value>) -> Feed<Value> {
         ledger.adopt(hub.subscription(of: key))
     }
 
@@ -51,7 +51,7 @@ struct ModuleEventBus: EventBus {
 
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber: ModuleID, buffer: Int
-    ) -> AsyncStream<EventEnvelope<Event>> {
+    ) -> Feed<EventEnvelope<Event>> {
         ledger.adopt(hub.subscription(type, subscriber: subscriber, buffer: buffer))
     }
 
@@ -91,8 +91,8 @@ struct ModuleContributionSource: ContributionSource {
         store.store?.contributions(for: point) ?? []
     }
 
-    func updates<Content>(of point: ExtensionPoint<Content>) -> AsyncStream<[Contribution<Content>]> {
-        guard let subscription = store.store?.subscription(of: point) else { return Subscription.ended().stream }
+    func updates<Content>(of point: ExtensionPoint<Content>) -> Feed<[Contribution<Content>]> {
+        guard let subscription = store.store?.subscription(of: point) else { return .ended }
         return ledger.adopt(subscription)
     }
 }
@@ -108,12 +108,12 @@ final class WeakContributionStore: Sendable {
 }
 
 extension ModuleLedger {
-    /// Ties `subscription`'s stream to the module: it ends when the ledger is withdrawn (at once if it was), and
+    /// Ties `subscription`'s feed to the module: it ends when the ledger is withdrawn (at once if it was), and
     /// the ledger forgets it when its reader drops it first.
-    func adopt<Element>(_ subscription: Subscription<Element>) -> AsyncStream<Element> {
+    func adopt<Element>(_ subscription: Subscription<Element>) -> Feed<Element> {
         if let token = hold(.rest, subscription.cancel) {
             subscription.ended.whenEnded { [weak self] in self?.release(token) }
         }
-        return subscription.stream
+        return subscription.feed
     }
 }

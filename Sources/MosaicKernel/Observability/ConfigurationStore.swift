@@ -1,7 +1,7 @@
 internal import Mosaic
 internal import Synchronization
 
-/// Every module's current configuration values, and the streams of modules that observe them: boot fills it,
+/// Every module's current configuration values, and the feeds of modules that observe them: boot fills it,
 /// ``Kernel/reloadConfiguration()`` changes it. A value is set and sent under one lock, and a new observer reads
 /// the current value and subscribes under the same lock, so an observer misses no change and sees none twice.
 final class ConfigurationStore: Sendable {
@@ -53,13 +53,13 @@ final class ConfigurationStore: Sendable {
         }
     }
 
-    /// Ends every stream (the kernel shut down).
+    /// Ends every feed (the kernel shut down).
     func finish() {
         changes.finish()
     }
 }
 
-/// One active module's view of the store: its streams end when its ledger is withdrawn.
+/// One active module's view of the store: its feeds end when its ledger is withdrawn.
 struct ModuleConfigurationFeed: ConfigurationFeed {
     let store: ConfigurationStore
     let ledger: ModuleLedger
@@ -73,7 +73,7 @@ struct ModuleConfigurationFeed: ConfigurationFeed {
 
     func updates<Value: ConfigurationValue>(
         named name: String, as type: Value.Type, buffer: Int
-    ) -> AsyncStream<Value>? {
+    ) -> Feed<Value>? {
         guard ledger.isOpen else { return nil }
         return ledger.adopt(store.subscription(module, name, as: type, buffer: buffer))
     }

@@ -184,7 +184,7 @@ public actor Kernel {
     }
 
     deinit {
-        // A kernel dropped without shutdown() still takes back what its modules hold and ends every stream. The
+        // A kernel dropped without shutdown() still takes back what its modules hold and ends every feed. The
         // event hub ends first, all publishers at once, so that each ledger's withdrawal finds none to remove.
         eventHub.finish()
         for index in records.indices { records[index].ledger?.withdraw() }
@@ -259,7 +259,7 @@ public actor Kernel {
         }
     }
 
-    /// Deactivates every active module, dependents before their dependencies, and ends every state stream.
+    /// Deactivates every active module, dependents before their dependencies, and ends every feed of state changes.
     /// Calling it again does nothing.
     public func shutdown() async {
         await exclusivelyEvenIfCancelled {
@@ -299,8 +299,8 @@ public actor Kernel {
     /// Every state change from now on, in order, until ``shutdown()``.
     ///
     /// Subscribe before ``boot()`` to see a module's whole life. Each subscriber gets every change.
-    public nonisolated func stateChanges() -> AsyncStream<StateChange> {
-        changes.subscribe().stream
+    public nonisolated func stateChanges() -> Feed<StateChange> {
+        changes.subscribe().feed
     }
 
     /// The report of every module as it stands now, with every current diagnostic.

@@ -49,7 +49,7 @@ struct Instance {
 
 /// Waits for the first value of `values` that `accept` takes, and returns it.
 func first<Value: Sendable>(
-    _ values: AsyncStream<Value>, where accept: (Value) -> Bool
+    _ values: Feed<Value>, where accept: (Value) -> Bool
 ) async -> Value? {
     for await value in values where accept(value) { return value }
     return nil
