@@ -6,6 +6,8 @@
 
 __thread mosaic_reader *mosaic_this_reader __attribute__((tls_model("initial-exec"))) = NULL;
 
+intptr_t mosaic_open_override_scopes = 0;
+
 static mosaic_reader *records = NULL;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static pthread_key_t thread_end_key;

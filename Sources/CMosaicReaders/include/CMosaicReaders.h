@@ -6,8 +6,9 @@
 // readers on several threads never contend (a shared reader count made every read two locked additions to one
 // line that all readers wrote).
 //
-// Written in C for one reason: Swift has no thread-local variables, and a thread's record must be found in two
-// instructions for a read to stay within a few nanoseconds.
+// Written in C because Swift has no thread-local variables, and a thread's record must be found in two
+// instructions for a read to stay within a few nanoseconds. For the same reason the process's count of open override
+// scopes lives here too: every resolve reads it, and a Swift global costs a call that checks its initialization.
 #ifndef C_MOSAIC_READERS_H
 #define C_MOSAIC_READERS_H
 
@@ -80,6 +81,20 @@ static inline __attribute__((always_inline)) void mosaic_read_end(void) {
         __atomic_store_n(&level->reading, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&level->ended, level->ended + 1, __ATOMIC_RELEASE);
     }
+}
+
+/// How many override scopes are open in the process (MosaicTesting's `withOverrides`). Every resolve reads it, and
+/// here it is a plain load: a Swift global is reached through a call that checks its lazy initialization.
+extern intptr_t mosaic_open_override_scopes;
+
+/// Whether any override scope is open in the process.
+static inline __attribute__((always_inline)) int mosaic_override_scopes_are_open(void) {
+    return __atomic_load_n(&mosaic_open_override_scopes, __ATOMIC_RELAXED) > 0;
+}
+
+/// Counts an override scope opening (`delta` 1) or closing (-1).
+static inline void mosaic_count_override_scopes(intptr_t delta) {
+    __atomic_fetch_add(&mosaic_open_override_scopes, delta, __ATOMIC_RELAXED);
 }
 
 #endif

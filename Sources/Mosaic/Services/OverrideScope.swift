@@ -1,4 +1,4 @@
-public import Synchronization
+public import CMosaicReaders
 
 /// Replacements for services within one task tree, for tests (MosaicTesting's `withOverrides` opens one): parallel
 /// tests never see each other's.
@@ -26,18 +26,17 @@ package struct OverrideScope: Sendable {
     /// The overrides of the current task tree.
     @TaskLocal @usableFromInline package static var current: OverrideScope?
 
-    /// How many override scopes are open in the whole process; while zero, resolution skips the task-local lookup.
-    @usableFromInline static let openScopes = Atomic<Int>(0)
-
+    /// Whether any override scope is open in the whole process; while none is, resolution skips the task-local
+    /// lookup. (The count is a C global: a Swift one costs every resolve a call to its lazy initializer.)
     @inlinable
-    static var areActive: Bool { openScopes.load(ordering: .relaxed) > 0 }
+    static var areActive: Bool { mosaic_override_scopes_are_open() != 0 }
 
     /// Runs `operation` with `overrides` as the current task tree's scope.
     package static func withScope<R>(
         _ overrides: OverrideScope, operation: () async throws -> R
     ) async rethrows -> R {
-        openScopes.add(1, ordering: .relaxed)
-        defer { openScopes.subtract(1, ordering: .relaxed) }
+        mosaic_count_override_scopes(1)
+        defer { mosaic_count_override_scopes(-1) }
         return try await $current.withValue(overrides, operation: operation)
     }
 }
