@@ -62,7 +62,7 @@ public struct Feed<Element: Sendable>: AsyncSequence, Sendable {
     }
 }
 
-/// Where a ``Feed``'s elements come from: a subscriber's buffer in the kernel, read by one task at a time.
+/// Where a ``Feed``'s elements come from (a subscriber's buffer in the kernel, for one), read by one task at a time.
 package protocol FeedSource<Element>: AnyObject, Sendable {
     associatedtype Element: Sendable
     /// The next element, waiting for it on `actor`; `nil` once the source has ended or the reading task is
