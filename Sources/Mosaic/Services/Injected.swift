@@ -69,10 +69,10 @@ public struct Injected<T: Sendable>: Sendable {
     /// The service, or the reason it cannot be resolved.
     @inlinable
     public func resolve() throws(ServiceError) -> T {
-        // Optional chaining reads the stored services in place; binding them with `if let` would copy (and retain)
-        // their tables on every read.
-        if let value = try services?.resolve(T.self) { return value }
-        return try resolveWithoutServices()
+        // The stored services are read in place (binding them with `if let` would copy and retain their tables),
+        // and the instance is returned as resolved: an `Optional` of it in between was copied once more.
+        guard services != nil else { return try resolveWithoutServices() }
+        return try services.unsafelyUnwrapped.resolve(T.self)
     }
 
     @usableFromInline
