@@ -18,6 +18,15 @@ func eventModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], contexts: 
     serviceModule(id, entitlements: entitlements, onActivate: { contexts.keep($0) }, register: { _ in })
 }
 
+/// A booted kernel running one event module, `com.app.weather`, with the module's context and ledger.
+func bootWeather() async throws -> (kernel: Kernel, weather: ActivationContext, ledger: ModuleLedger) {
+    let contexts = Contexts()
+    let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts)])
+    try await kernel.boot()
+    let weather = try #require(contexts["com.app.weather"])
+    return (kernel, weather, try #require(weather.ledger))
+}
+
 @Suite(.timeLimit(.minutes(1))) struct EventTests {
     @Test("subscribers receive typed events with the sender the kernel stamped, in publishing order")
     func typedAndStamped() async throws {
@@ -78,11 +87,7 @@ func eventModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], contexts: 
 
     @Test("a subscriber whose task is cancelled stops reading, and its module forgets the subscription")
     func cancelledSubscriber() async throws {
-        let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts)])
-        try await kernel.boot()
-        let weather = try #require(contexts["com.app.weather"])
-        let ledger = try #require(weather.ledger)
+        let (kernel, weather, ledger) = try await bootWeather()
         let before = ledger.holdingCount
         let cities = weather.events.subscribe(to: CityChanged.self)
         #expect(ledger.holdingCount == before + 1)

@@ -5,11 +5,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct FeedTests {
     @Test("a feed dropped unread leaves its module's ledger")
     func droppedFeed() async throws {
-        let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts)])
-        try await kernel.boot()
-        let weather = try #require(contexts["com.app.weather"])
-        let ledger = try #require(weather.ledger)
+        let (kernel, weather, ledger) = try await bootWeather()
         let before = ledger.holdingCount
         do {
             let cities = weather.events.subscribe(to: CityChanged.self)
@@ -22,11 +18,7 @@ import Testing
 
     @Test("a task cancelled before it reads gets nothing, even with events waiting, and its feed ends")
     func readByCancelledTask() async throws {
-        let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts)])
-        try await kernel.boot()
-        let weather = try #require(contexts["com.app.weather"])
-        let ledger = try #require(weather.ledger)
+        let (kernel, weather, ledger) = try await bootWeather()
         let before = ledger.holdingCount
         let cities = weather.events.subscribe(to: CityChanged.self)
         try weather.events.publish(CityChanged(name: "Oslo"))
@@ -47,10 +39,7 @@ import Testing
 
     @Test("an actor reads a feed: every event arrives in order, and the loop ends when the kernel shuts down")
     func readOnAnActor() async throws {
-        let contexts = Contexts()
-        let kernel = makeKernel([eventModule("com.app.weather", contexts: contexts)])
-        try await kernel.boot()
-        let weather = try #require(contexts["com.app.weather"])
+        let (kernel, weather, _) = try await bootWeather()
         let log = CityLog()
         let cities = weather.events.subscribe(to: CityChanged.self)
         for name in ["Oslo", "Lima", "Kyiv"] { try weather.events.publish(CityChanged(name: name)) }

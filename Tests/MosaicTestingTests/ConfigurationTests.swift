@@ -149,6 +149,19 @@ struct ConfigurationReloadTests {
     private static let minutesKey = AbsoluteConfigKey(["com", "test", "refresher", "minutes"])
     private static let tokenKey = AbsoluteConfigKey(["com", "test", "refresher", "token"])
 
+    /// A booted kernel over the refresher, configured by an in-memory provider (minutes 20, token "t0") the test
+    /// can change, and the refresher's feed of its minutes.
+    private static func bootRefresher() async throws -> (MutableInMemoryProvider, Kernel, Feed<Int>) {
+        let provider = MutableInMemoryProvider(
+            name: "test",
+            initialValues: [minutesKey: 20, tokenKey: ConfigValue(.string("t0"), isSecret: true)])
+        var options = KernelOptions()
+        options.configurationProviders = [provider]
+        let kernel = Kernel(modules: [RefresherModule.self], host: HostEnvironment(version: "1.0.0"), options: options)
+        _ = try await kernel.boot()
+        return (provider, kernel, try #require(RefresherModule.minutesUpdates.withLock { $0 }))
+    }
+
     @Test(
         "a reloaded value reaches the module that observes it; a malformed one is reported and the last good value kept"
     )
@@ -203,15 +216,8 @@ struct ConfigurationReloadTests {
         "the kernel reloads on its own when a provider reports new values: no explicit reload",
         .timeLimit(.minutes(1)))
     func reloadsWhenProviderChanges() async throws {
-        let provider = MutableInMemoryProvider(
-            name: "test",
-            initialValues: [Self.minutesKey: 20, Self.tokenKey: ConfigValue(.string("t"), isSecret: true)])
-        var options = KernelOptions()
-        options.configurationProviders = [provider]
-        let kernel = Kernel(modules: [RefresherModule.self], host: HostEnvironment(version: "1.0.0"), options: options)
-        _ = try await kernel.boot()
-        let stream = try #require(RefresherModule.minutesUpdates.withLock { $0 })
-        var updates = stream.makeAsyncIterator()
+        let (provider, kernel, feed) = try await Self.bootRefresher()
+        var updates = feed.makeAsyncIterator()
         #expect(await updates.next() == 20)
 
         // The kernel watches the provider from boot on; a change made before its watch begins is in the first
@@ -223,14 +229,7 @@ struct ConfigurationReloadTests {
 
     @Test("changes of other keys take no room in a module's buffer: its unread value of its own key is kept")
     func otherKeysTakeNoRoom() async throws {
-        let provider = MutableInMemoryProvider(
-            name: "test",
-            initialValues: [Self.minutesKey: 20, Self.tokenKey: ConfigValue(.string("t0"), isSecret: true)])
-        var options = KernelOptions()
-        options.configurationProviders = [provider]
-        let kernel = Kernel(modules: [RefresherModule.self], host: HostEnvironment(version: "1.0.0"), options: options)
-        _ = try await kernel.boot()
-        let feed = try #require(RefresherModule.minutesUpdates.withLock { $0 })
+        let (provider, kernel, feed) = try await Self.bootRefresher()
         var updates = feed.makeAsyncIterator()
         #expect(await updates.next() == 20)
 

@@ -4,7 +4,8 @@ import Synchronization
 /// `AsyncStream` continuation per task, as the kernel did before it had mailboxes; (2) through
 /// `AsyncStream(unfolding:)` over a one-value slot per task, the shape the kernel's streams have now; and (3) through
 /// a bare continuation per task, no `AsyncStream` at all: the cost of resuming 1,000 tasks, a floor for any
-/// fan-out whose subscribers are tasks.
+/// fan-out whose subscribers are tasks; and (4) the same with each wait inside a cancellation handler, as a `Feed`'s
+/// is.
 func runFanOutFloors() async {
     print("  without Mosaic, the same fan-out to 1,000 tasks (µs until all have it, median of 50):")
     let continuations = Mutex<[AsyncStream<Int>.Continuation]>([])
@@ -25,31 +26,28 @@ func runFanOutFloors() async {
     unfolding.offer(-1)
     print("    AsyncStream(unfolding:) over a slot per task:         \(format(unfolded.delivered, places: 1))")
 
-    let bare = Slots()
-    let resumed = await fanOut(
-        observers: 1_000,
-        spawn: { received in
-            let slot = bare.add()
-            Task {
-                while await slot.next() >= 0 { received() }
-            }
-        }, trigger: { bare.offer($0) })
-    bare.offer(-1)
+    let resumed = await slotFanOut { await $0.next() }
     print("    a bare continuation per task (no AsyncStream):        \(format(resumed.delivered, places: 1))")
 
-    let cancellable = Slots()
-    let handled = await fanOut(
+    let handled = await slotFanOut { slot in
+        await withTaskCancellationHandler(operation: { await slot.next() }, onCancel: {})
+    }
+    print("    the same, each wait with a cancellation handler:      \(format(handled.delivered, places: 1))")
+}
+
+/// The fan-out to 1,000 tasks that each take values from a slot of their own with `wait`, until a negative one.
+private func slotFanOut(_ wait: @escaping @Sendable (Slot) async -> Int) async -> FanOutTimings {
+    let slots = Slots()
+    let timings = await fanOut(
         observers: 1_000,
         spawn: { received in
-            let slot = cancellable.add()
+            let slot = slots.add()
             Task {
-                while await withTaskCancellationHandler(operation: { await slot.next() }, onCancel: {}) >= 0 {
-                    received()
-                }
+                while await wait(slot) >= 0 { received() }
             }
-        }, trigger: { cancellable.offer($0) })
-    cancellable.offer(-1)
-    print("    the same, each wait with a cancellation handler:      \(format(handled.delivered, places: 1))")
+        }, trigger: { slots.offer($0) })
+    slots.offer(-1)
+    return timings
 }
 
 /// One value for one waiting task, for the rows without Mosaic: at most one value kept, and one task waiting.
