@@ -1,7 +1,8 @@
 // Mosaic's benchmarks. Run from the repository root:
 //   swift run -c release --package-path Benchmarks
 // `… MosaicBenchmarks scaling` prints validation and boot medians from 1,000 to 20,000 modules;
-// `… MosaicBenchmarks profile-boot` boots 10,000 modules ten times, for `perf record`;
+// `… MosaicBenchmarks profile-boot [COUNT]` boots COUNT modules (10,000 unless given) as many times as make 100,000
+// module boots, for `perf record` (profiles of two counts compare per module);
 // `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
 // `… MosaicBenchmarks singleton` compares `resolve` and `withService` of a singleton with a global `let`, 1 and 2 threads;
 // `… MosaicBenchmarks many` is the services mode's last table alone: 1,000 services registered and resolved, warm
@@ -39,10 +40,11 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
 } else if CommandLine.arguments.dropFirst().first == "boot-phases" {
     try await runBootPhases()
 } else if CommandLine.arguments.dropFirst().first == "profile-boot" {
-    let catalog = syntheticCatalog(count: 10_000)
+    let count = roundsArgument(standard: 10_000)
+    let catalog = syntheticCatalog(count: count)
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
-    for _ in 0..<10 {
+    for _ in 0..<max(1, 100_000 / count) {
         _ = try await Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quiet).boot()
     }
 } else if CommandLine.arguments.dropFirst().first == "profile-singleton" {

@@ -26,11 +26,43 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
 
     /// The version as written.
     public let text: String
+    /// Major, minor and patch, when ``kind`` is not `.invalid` (zeros otherwise).
+    @usableFromInline let numbers: (major: Int, minor: Int, patch: Int)
+    /// The pre-release and build identifiers, when the version has any. One reference instead of two lists keeps a
+    /// version to seven words: a catalog holds thousands, in every manifest and dependency range that validation
+    /// walks.
+    private let labels: Labels?
+    /// Whether the text is a valid release, a valid pre-release, or invalid.
+    @usableFromInline let kind: Kind
+
+    @usableFromInline
+    enum Kind: UInt8, Sendable {
+        case invalid, release, prerelease
+    }
+
+    /// The identifiers after the numbers.
+    private final class Labels: Sendable {
+        let prerelease: [String]
+        let build: [String]
+
+        init(prerelease: [String], build: [String]) {
+            self.prerelease = prerelease
+            self.build = build
+        }
+    }
+
     /// The parsed parts, or `nil` when ``text`` is not a valid semantic version.
-    public let components: Components?
+    public var components: Components? {
+        guard kind != .invalid else { return nil }
+        return Components(
+            major: numbers.major, minor: numbers.minor, patch: numbers.patch, prerelease: labels?.prerelease ?? [],
+            build: labels?.build ?? [])
+    }
+
     /// Major, minor and patch when the version is a valid release (no pre-release): what ranges compare in the
-    /// common case, read without copying ``components`` (which retains its lists).
-    @usableFromInline let release: (major: Int, minor: Int, patch: Int)?
+    /// common case.
+    @inlinable
+    var release: (major: Int, minor: Int, patch: Int)? { kind == .release ? numbers : nil }
 
     /// The longest version text accepted, in UTF-8 bytes.
     public static let maximumLength = 256
@@ -38,9 +70,15 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
     /// Parses `text` strictly; an invalid version keeps its text and has a ``problem``.
     public init(_ text: String) {
         self.text = text
-        let components = Self.parse(text)
-        self.components = components
-        self.release = components.flatMap { $0.prerelease.isEmpty ? ($0.major, $0.minor, $0.patch) : nil }
+        guard let components = Self.parse(text) else {
+            (numbers, labels, kind) = ((0, 0, 0), nil, .invalid)
+            return
+        }
+        numbers = (components.major, components.minor, components.patch)
+        labels =
+            components.prerelease.isEmpty && components.build.isEmpty
+            ? nil : Labels(prerelease: components.prerelease, build: components.build)
+        kind = components.prerelease.isEmpty ? .release : .prerelease
     }
 
     /// Creates `major.minor.patch`; negative numbers make an invalid version.
@@ -67,14 +105,14 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
     }
 
     /// Whether ``text`` is a valid semantic version.
-    public var isValid: Bool { components != nil }
+    public var isValid: Bool { kind != .invalid }
 
     /// Whether this is a pre-release (`1.0.0-beta`).
-    public var isPrerelease: Bool { components?.prerelease.isEmpty == false }
+    public var isPrerelease: Bool { kind == .prerelease }
 
     /// What is wrong with the text and how to write it, or `nil` when it is valid.
     public var problem: String? {
-        guard release == nil, components == nil else { return nil }
+        guard kind == .invalid else { return nil }
         return "\(text.quotedForMessage()) is not a semantic version; write MAJOR.MINOR.PATCH with an optional "
             + "-prerelease and +build, such as '1.4.0' or '2.0.0-beta.1', without leading zeros, numbers at most "
             + "\(Int.max) and at most \(Self.maximumLength) bytes in all"
