@@ -35,9 +35,15 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
     /// Whether the text is a valid release, a valid pre-release, or invalid.
     @usableFromInline let kind: Kind
 
+    /// A byte rather than an enum: an enum's spare values would hold `Optional`'s tag, and copying a range's
+    /// optional bounds then went through the runtime's generic value witnesses.
     @usableFromInline
-    enum Kind: UInt8, Sendable {
-        case invalid, release, prerelease
+    struct Kind: Equatable, Sendable {
+        @usableFromInline let raw: UInt8
+        @inlinable static var invalid: Kind { Kind(raw: 0) }
+        @inlinable static var release: Kind { Kind(raw: 1) }
+        @inlinable static var prerelease: Kind { Kind(raw: 2) }
+        @inlinable init(raw: UInt8) { self.raw = raw }
     }
 
     /// The identifiers after the numbers.
@@ -58,11 +64,6 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, RawRepre
             major: numbers.major, minor: numbers.minor, patch: numbers.patch, prerelease: labels?.prerelease ?? [],
             build: labels?.build ?? [])
     }
-
-    /// Major, minor and patch when the version is a valid release (no pre-release): what ranges compare in the
-    /// common case.
-    @inlinable
-    var release: (major: Int, minor: Int, patch: Int)? { kind == .release ? numbers : nil }
 
     /// The longest version text accepted, in UTF-8 bytes.
     public static let maximumLength = 256

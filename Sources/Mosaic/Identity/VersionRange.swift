@@ -21,68 +21,27 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     }
 
     /// The smallest accepted version, inclusive; `nil` when there is no lower bound.
-    public var lowerBound: SemanticVersion? { bounds.lower }
+    public let lowerBound: SemanticVersion?
     /// The upper bound; `nil` when there is none.
-    public var upperBound: SemanticVersion? { bounds.upper }
+    public let upperBound: SemanticVersion?
     /// Whether ``upperBound`` itself is accepted.
-    public var includesUpperBound: Bool { shape.contains(.closed) }
+    public let includesUpperBound: Bool
     /// What is wrong with the range and how to write it, or `nil` when it is well formed; found once, when the
     /// range is made.
-    public var problem: String? { shape.contains(.wellFormed) ? nil : bounds.problem }
-
-    /// The bounds as written and the problem, in one object: a range is eight words instead of thirty-odd, and
-    /// validation, which checks every dependency's range, reads a fraction of the memory. What ``contains(_:)`` needs
-    /// in the common case is kept inline.
-    private let bounds: Bounds
-    /// The lower bound's numbers, when ``Shape/releases`` and ``Shape/hasLower``.
-    @usableFromInline let lowerRelease: (Int, Int, Int)
-    /// The upper bound's numbers, when ``Shape/releases`` and ``Shape/hasUpper``.
-    @usableFromInline let upperRelease: (Int, Int, Int)
-    @usableFromInline let shape: Shape
-
-    private final class Bounds: Sendable {
-        let lower: SemanticVersion?
-        let upper: SemanticVersion?
-        let problem: String?
-
-        init(lower: SemanticVersion?, upper: SemanticVersion?, problem: String?) {
-            self.lower = lower
-            self.upper = upper
-            self.problem = problem
-        }
-    }
-
-    @usableFromInline
-    struct Shape: OptionSet, Sendable {
-        @usableFromInline let rawValue: UInt8
-        @usableFromInline init(rawValue: UInt8) { self.rawValue = rawValue }
-
-        @usableFromInline static let hasLower = Shape(rawValue: 1)
-        @usableFromInline static let hasUpper = Shape(rawValue: 2)
-        /// The upper bound is accepted.
-        @usableFromInline static let closed = Shape(rawValue: 4)
-        /// Each bound is absent or a valid release: ``lowerRelease`` and ``upperRelease`` are meaningful.
-        @usableFromInline static let releases = Shape(rawValue: 8)
-        @usableFromInline static let wellFormed = Shape(rawValue: 16)
-    }
+    public let problem: String?
+    /// Whether each bound is absent or a valid release (most ranges): ``contains(_:)`` then compares plain numbers.
+    @usableFromInline let boundsAreReleases: Bool
 
     /// Every version.
     public static let any = VersionRange(lowerBound: nil, upperBound: nil, includesUpperBound: false)
 
     fileprivate init(lowerBound: SemanticVersion?, upperBound: SemanticVersion?, includesUpperBound: Bool) {
-        let problem = Self.problem(lowerBound, upperBound, includesUpperBound)
-        bounds = Bounds(lower: lowerBound, upper: upperBound, problem: problem)
-        var shape: Shape = []
-        if lowerBound != nil { shape.insert(.hasLower) }
-        if upperBound != nil { shape.insert(.hasUpper) }
-        if includesUpperBound { shape.insert(.closed) }
-        if problem == nil { shape.insert(.wellFormed) }
-        if lowerBound.map({ $0.release != nil }) ?? true, upperBound.map({ $0.release != nil }) ?? true {
-            shape.insert(.releases)
-        }
-        lowerRelease = lowerBound?.release ?? (0, 0, 0)
-        upperRelease = upperBound?.release ?? (0, 0, 0)
-        self.shape = shape
+        self.lowerBound = lowerBound
+        self.upperBound = upperBound
+        self.includesUpperBound = includesUpperBound
+        self.problem = Self.problem(lowerBound, upperBound, includesUpperBound)
+        self.boundsAreReleases =
+            (lowerBound.map { $0.kind == .release } ?? true) && (upperBound.map { $0.kind == .release } ?? true)
     }
 
     /// `lower..<upper`.
@@ -119,11 +78,11 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         // A release against release bounds, the common case, compares plain numbers in the caller: validating a
         // large graph calls this per dependency, and a call or reading the parsed parts copied the range and the
         // version (retaining their texts and lists).
-        if shape.contains(.releases), version.kind == .release {
+        if boundsAreReleases, version.kind == .release {
             let candidate = version.numbers
-            if shape.contains(.hasLower), candidate < lowerRelease { return false }
-            guard shape.contains(.hasUpper) else { return true }
-            return shape.contains(.closed) ? candidate <= upperRelease : candidate < upperRelease
+            if let lower = lowerBound?.numbers, candidate < lower { return false }
+            guard let upper = upperBound?.numbers else { return true }
+            return includesUpperBound ? candidate <= upper : candidate < upper
         }
         return containsComparingParts(version)
     }
