@@ -73,6 +73,24 @@ import Testing
         #expect(version.description.utf8.count < 120)
     }
 
+    @Test(
+        "a version's parts read back as written, identifiers and all",
+        arguments: [
+            ("2.0.0-beta.2+exp.sha.5114f85", 2, 0, 0, ["beta", "2"], ["exp", "sha", "5114f85"]),
+            ("1.4.0+build.7", 1, 4, 0, [], ["build", "7"]),
+            ("0.0.9-rc.1", 0, 0, 9, ["rc", "1"], []),
+            ("10.20.30", 10, 20, 30, [], []),
+        ] as [(String, Int, Int, Int, [String], [String])])
+    func parts(_ text: String, major: Int, minor: Int, patch: Int, prerelease: [String], build: [String]) throws {
+        let version = SemanticVersion(text)
+        let parts = try #require(version.components)
+        #expect([parts.major, parts.minor, parts.patch] == [major, minor, patch])
+        #expect(parts.prerelease == prerelease)
+        #expect(parts.build == build)
+        #expect(version.isPrerelease == !prerelease.isEmpty)
+        #expect(SemanticVersion("1.4").components == nil)
+    }
+
     @Test("the next major of Int.max does not exist, and does not overflow")
     func nextMajorOverflow() {
         #expect(SemanticVersion("9223372036854775807.0.0").nextMajor == nil)
