@@ -33,6 +33,17 @@ private enum Features: ModuleGroup {
         #expect(catalog.entries.map(\.manifest.id) == ["com.test.alpha", "com.test.beta"])
     }
 
+    @Test("a module type uninstalled is listed again when installed again, not skipped as already present")
+    func reinstalledType() async throws {
+        let catalog = ModuleCatalog(modules: [Alpha.self, Beta.self])
+        let kernel = Kernel(catalog: catalog, host: testHost, logger: quietLogger)
+        try await kernel.boot()
+        try await kernel.uninstall("com.test.beta")
+        #expect(try await kernel.install(Beta.self) == .active)
+        #expect(await kernel.report()["com.test.beta"]?.state.name == "active")
+        await kernel.shutdown()
+    }
+
     @Test("two different modules with one identifier are both kept, so validation reports the clash")
     func impostor() async throws {
         let catalog = ModuleCatalog(modules: [Alpha.self, Beta.self, AlphaImpostor.self])

@@ -44,6 +44,9 @@ public struct ModuleCatalog: Sendable {
     public private(set) var entries: [Entry] = []
     /// Problems met while discovering modules (unreadable or malformed manifest files, unknown entry points).
     public internal(set) var diagnostics: [Diagnostic] = []
+    /// The module types listed: adding one looks it up here instead of scanning every entry (which made a catalog
+    /// of many types quadratic to build).
+    private var types: Set<ObjectIdentifier> = []
 
     /// An empty catalog.
     public init() {}
@@ -65,7 +68,7 @@ public struct ModuleCatalog: Sendable {
 
     /// Adds a module made by `factory`; a factory of a type already present is not added twice.
     public mutating func add(_ factory: ModuleFactory, origin: Origin = .code) {
-        if let type = factory.type, entries.contains(where: { $0.factory.type == type }) { return }
+        if let type = factory.type, !types.insert(type).inserted { return }
         entries.append(Entry(factory: factory, origin: origin))
     }
 }
@@ -74,6 +77,7 @@ extension ModuleCatalog {
     /// Removes every entry with identifier `id`.
     mutating func remove(_ id: ModuleID) {
         entries.removeAll { $0.manifest.id == id }
+        types = Set(entries.compactMap(\.factory.type))
     }
 }
 
