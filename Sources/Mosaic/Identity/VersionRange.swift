@@ -30,7 +30,10 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// range is made.
     public let problem: String?
     /// Whether each bound is absent or a valid release (most ranges): ``contains(_:)`` then compares plain numbers.
-    @usableFromInline let boundsAreReleases: Bool
+    @inlinable
+    var boundsAreReleases: Bool {
+        (lowerBound?.kind ?? .release) == .release && (upperBound?.kind ?? .release) == .release
+    }
 
     /// Every version.
     public static let any = VersionRange(lowerBound: nil, upperBound: nil, includesUpperBound: false)
@@ -40,8 +43,6 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         self.upperBound = upperBound
         self.includesUpperBound = includesUpperBound
         self.problem = Self.problem(lowerBound, upperBound, includesUpperBound)
-        self.boundsAreReleases =
-            (lowerBound.map { $0.kind == .release } ?? true) && (upperBound.map { $0.kind == .release } ?? true)
     }
 
     /// `lower..<upper`.
