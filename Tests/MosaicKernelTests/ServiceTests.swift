@@ -80,6 +80,38 @@ func serviceModule(
         await kernel.shutdown()
     }
 
+    @Test("a module that can use another and uses its service requires it: one edge, and blocked with it")
+    func serviceUseOutranksOptional() async throws {
+        let factories = [
+            serviceModule(
+                "com.app.dashboard",
+                requires: [
+                    .module("com.app.weather", optional: true), .module("com.app.time"), .module("com.app.time"),
+                ]
+            ) { $0.services.use(.forecast) },
+            serviceModule("com.app.weather", entitlements: ["weather"]) {
+                $0.services.singleton(.forecast) { PreviewForecast() }
+            },
+            serviceModule("com.app.time") { _ in },
+        ]
+        let graph = ModuleGraph(catalog: catalog(factories), host: testHost)
+        #expect(
+            graph.edges.map { "\($0.from)>\($0.to)" }
+                == ["com.app.dashboard>com.app.time", "com.app.dashboard>com.app.weather"])
+        #expect(!graph.edges.contains { $0.kind == .optional })
+        #expect(graph.activationOrder.last == "com.app.dashboard")
+
+        let kernel = makeKernel(factories)
+        let report = try await kernel.boot()
+        let states = Dictionary(uniqueKeysWithValues: report.modules.map { ($0.id, $0.state.name) })
+        #expect(states == ["com.app.dashboard": "blocked", "com.app.weather": "blocked", "com.app.time": "active"])
+        try await kernel.grant("weather")
+        #expect(await kernel.state(of: "com.app.dashboard")?.name == "active")
+        // Uninstalling what it requires is refused while it is active.
+        await #expect(throws: KernelError.self) { try await kernel.uninstall("com.app.weather") }
+        await kernel.shutdown()
+    }
+
     @Test("every service problem is a diagnostic before any factory runs")
     func diagnostics() {
         let builds = BuildCount()

@@ -61,7 +61,7 @@ extension ModuleGraph {
                             + "has not granted; it stays blocked.",
                         fix: "Grant \(list) to run \(id), or leave it blocked."))
             }
-            for dependency in nodes[index].required {
+            for dependency in required[index] {
                 var name: ModuleID { nodes[dependency].id }
                 switch verdicts[dependency] {
                 case .run?, nil: continue

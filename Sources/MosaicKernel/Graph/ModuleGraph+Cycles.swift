@@ -40,7 +40,7 @@ extension ModuleGraph {
 
     /// For each module, in catalog order, the catalog positions of the modules it depends on.
     func dependencyAdjacency() -> [[Int]] {
-        nodes.map(\.dependencies)
+        nodes.indices.map(dependencies(of:))
     }
 
     /// The strongly connected components that contain a cycle (two or more modules, or one that depends on

@@ -33,12 +33,13 @@ extension ModuleGraph {
     /// #expect(!graph.edges.contains { features.contains($0.from) && features.contains($0.to) })
     /// ```
     public var edges: [Edge] {
-        nodes.flatMap { node in
-            let declared = Set(entries[node.entry].manifest.dependencies.map(\.id))
-            return node.required.map { target in
+        nodes.indices.flatMap { index in
+            let from = nodes[index].id
+            let declared = Set(self[manifestAt: index].dependencies.map(\.id))
+            return required[index].map { target in
                 let id = nodes[target].id
-                return Edge(from: node.id, to: id, kind: declared.contains(id) ? .required : .service)
-            } + node.optional.map { Edge(from: node.id, to: nodes[$0].id, kind: .optional) }
+                return Edge(from: from, to: id, kind: declared.contains(id) ? .required : .service)
+            } + optional[index].map { Edge(from: from, to: nodes[$0].id, kind: .optional) }
         }
     }
 

@@ -4,8 +4,8 @@ extension ModuleGraph {
     mutating func plan() {
         var waiting = [Int](repeating: 0, count: nodes.count)
         for module in nodes.indices where !nodes[module].inCycle {
-            for dependency in nodes[module].required where !nodes[dependency].inCycle { waiting[module] += 1 }
-            for dependency in nodes[module].optional where !nodes[dependency].inCycle { waiting[module] += 1 }
+            for dependency in required[module] where !nodes[dependency].inCycle { waiting[module] += 1 }
+            for dependency in optional[module] where !nodes[dependency].inCycle { waiting[module] += 1 }
         }
         var level = nodes.indices.filter { !nodes[$0].inCycle && waiting[$0] == 0 }
         var levels: [[Int]] = []
@@ -13,7 +13,7 @@ extension ModuleGraph {
             levels.append(level)
             var next: [Int] = []
             for module in level {
-                for dependent in nodes[module].dependents where !nodes[dependent].inCycle {
+                for dependent in dependents[module] where !nodes[dependent].inCycle {
                     waiting[dependent] -= 1
                     if waiting[dependent] == 0 { next.append(dependent) }
                 }

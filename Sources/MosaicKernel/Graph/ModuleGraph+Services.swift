@@ -10,14 +10,20 @@ extension ModuleGraph {
     /// Checks the service graph before any factory runs: one provider per service (ranks break ties), a provider
     /// for every service used, no cycles among factories, no singleton holding a shorter-lived service, and every
     /// standard requirement met. A module that uses another module's service comes to require that module, so the
-    /// provider activates first and the consumer is blocked when the provider cannot run.
-    mutating func resolveServices(host: ServiceRegistrar, standard: (any Standard)?) {
+    /// provider activates first and the consumer is blocked when the provider cannot run. Returns those links,
+    /// module by module.
+    mutating func resolveServices(host: ServiceRegistrar, standard: (any Standard)?) -> [Link] {
         chooseProviders(host: host)
+        var links: [Link] = []
         for index in nodes.indices {
             checkStandard(of: index, standard)
-            for key in nodes[index].registrar.services.used { link(index, to: key) }
+            for key in nodes[index].registrar.services.used {
+                guard let source = providingModule(of: key, usedBy: index) else { continue }
+                links.append(Link(index, to: source, optional: false))
+            }
         }
         checkFactories()
+        return links
     }
 
     /// Gives each service a position in ``services`` (in the order first registered, host first) and chooses its
@@ -70,20 +76,18 @@ extension ModuleGraph {
         module.map { nodes[$0].id.rawValue } ?? "the host"
     }
 
-    /// Makes module `index` require the module that provides `key`, or reports that nothing does.
-    private mutating func link(_ index: Int, to key: AnyServiceKey) {
+    /// The module that provides `key` for module `index` to require (`nil` for the host, or the module itself), or
+    /// `nil` after reporting that nothing does.
+    private mutating func providingModule(of key: AnyServiceKey, usedBy index: Int) -> Int? {
         let id = nodes[index].id
         guard let provider = serviceProvider(of: key) else {
             report(
                 .missingServiceProvider, .error, [id], "\(id) uses \(key), which no module and not the host provides.",
                 fix: "Add the module that provides \(key), register it in the host, or remove the use from \(id).",
                 fault: true)
-            return
+            return nil
         }
-        guard let source = provider.module, source != index, !nodes[index].required.contains(source) else { return }
-        nodes[index].required.append(source)
-        nodes[index].removeOptional(source)
-        if !nodes[source].dependents.contains(index) { nodes[source].dependents.append(index) }
+        return provider.module == index ? nil : provider.module
     }
 
     private mutating func checkStandard(of index: Int, _ standard: (any Standard)?) {

@@ -27,23 +27,8 @@ public struct ModuleGraph: Sendable {
         var inCycle = false
         /// Required dependencies that are missing or at the wrong version, with the reason.
         var unmet: [(id: ModuleID, reason: String)] = []
-        /// Required dependencies that are present at an accepted version.
-        var required: [Int] = []
-        /// Optional dependencies that are present at an accepted version.
-        var optional: [Int] = []
-        /// Modules that depend on this one (required or optional).
-        var dependents: [Int] = []
         /// The module's contributions that validation accepted.
         var contributions: [ContributionDeclaration] = []
-
-        /// Every dependency that orders activation.
-        var dependencies: [Int] { required + optional }
-
-        /// Forgets `target` as an optional dependency (it became a required one). Checks first: removing from an
-        /// empty list would allocate it.
-        mutating func removeOptional(_ target: Int) {
-            if optional.contains(target) { optional.removeAll { $0 == target } }
-        }
     }
 
     /// The host the graph was checked against.
@@ -56,6 +41,13 @@ public struct ModuleGraph: Sendable {
     var nodes: [Node] = []
     /// Each identifier's position in ``nodes``.
     var position: [ModuleID: Int] = [:]
+    /// Each module's required dependencies that are present at an accepted version, then the modules whose
+    /// services it uses (see ``connect(declared:used:)``).
+    var required = Adjacency()
+    /// Each module's optional dependencies that are present at an accepted version (and not required).
+    var optional = Adjacency()
+    /// The modules that depend on each module (required or optional), in position order.
+    var dependents = Adjacency()
     /// Positions in ``nodes`` of every module not in a cycle, each after all of its dependencies.
     var order: [Int] = []
     /// The registration chosen for each service, one position per service in the order first registered (host
@@ -83,8 +75,9 @@ public struct ModuleGraph: Sendable {
         self.entries = catalog.entries
         collectNodes()
         for index in nodes.indices { checkModule(index) }
-        resolveDependencies()
-        resolveServices(host: services, standard: standard)
+        let declared = resolveDependencies()
+        let used = resolveServices(host: services, standard: standard)
+        connect(declared: declared, used: used)
         checkContributions(points: AnyExtensionPoint.builtIn + extensionPoints)
         checkDeeplinks()
         // Planning orders every module unless some are in a cycle; only then are the cycles listed (which needs
@@ -160,35 +153,23 @@ public struct ModuleGraph: Sendable {
         }
     }
 
-    /// Links each dependency to the module it names, recording what is missing or at the wrong version.
-    private mutating func resolveDependencies() {
-        // First each met dependency's target, and how many modules depend on each: every list of dependents is
-        // then allocated once, at its size, instead of once per doubling.
-        var targets: [Int?] = []
-        var dependentCounts = [Int](repeating: 0, count: nodes.count)
+    /// Links each dependency to the module it names, recording what is missing or at the wrong version; returns the
+    /// links, module by module.
+    private mutating func resolveDependencies() -> [Link] {
+        var links: [Link] = []
         for index in nodes.indices {
             for number in self[manifestAt: index].dependencies.indices {
-                let target = metTarget(of: number, in: index)
-                targets.append(target)
-                if let target { dependentCounts[target] += 1 }
-            }
-        }
-        for index in nodes.indices where dependentCounts[index] > 0 {
-            nodes[index].dependents.reserveCapacity(dependentCounts[index])
-        }
-        var next = 0
-        for index in nodes.indices {
-            // Most dependencies are required and met: one allocation for the list instead of one per doubling.
-            nodes[index].required.reserveCapacity(self[manifestAt: index].dependencies.count)
-            for number in self[manifestAt: index].dependencies.indices {
-                defer { next += 1 }
-                if let target = targets[next] {
-                    link(index, to: target, optional: self[manifestAt: index].dependencies[number].isOptional)
-                } else if self[manifestAt: index].dependencies[number].id.isValid {
-                    resolve(self[manifestAt: index].dependencies[number], of: index, number: number)
+                let target =
+                    metTarget(of: number, in: index)
+                    ?? (self[manifestAt: index].dependencies[number].id.isValid
+                        ? resolve(self[manifestAt: index].dependencies[number], of: index, number: number) : nil)
+                if let target {
+                    links.append(
+                        Link(index, to: target, optional: self[manifestAt: index].dependencies[number].isOptional))
                 }
             }
         }
+        return links
     }
 
     /// The position of the module that dependency number `number` of module `index` names, when it is installed at
@@ -202,9 +183,10 @@ public struct ModuleGraph: Sendable {
         return target
     }
 
-    /// Links dependency number `number` of module `index`. (The key path for a diagnostic is made only when one
-    /// is reported: most dependencies are met, and making it for each was a tenth of validating 10,000 modules.)
-    private mutating func resolve(_ dependency: Dependency, of index: Int, number: Int) {
+    /// The module that dependency number `number` of module `index` links to, if any, reporting what is wrong with
+    /// it. (The key path for a diagnostic is made only when one is reported: most dependencies are met, and making
+    /// it for each was a tenth of validating 10,000 modules.)
+    private mutating func resolve(_ dependency: Dependency, of index: Int, number: Int) -> Int? {
         let id = nodes[index].id
         let kind = dependency.isOptional ? "can use" : "requires"
         guard let target = position[dependency.id] else {
@@ -229,7 +211,7 @@ public struct ModuleGraph: Sendable {
                     keyPath: "dependencies[\(number)].id")
                 nodes[index].unmet.append((dependency.id, message))
             }
-            return
+            return nil
         }
         let found = self[manifestAt: target].version
         if nodes[target].fault == nil, found.isValid, dependency.versions.problem == nil,
@@ -247,22 +229,9 @@ public struct ModuleGraph: Sendable {
                 report(.dependencyVersionMismatch, .error, [id, dependency.id], message, fix: fix)
                 nodes[index].unmet.append((dependency.id, message))
             }
-            return
+            return nil
         }
-        link(index, to: target, optional: dependency.isOptional)
-    }
-
-    /// Makes module `index` depend on module `target`; a required dependency outranks an optional one.
-    private mutating func link(_ index: Int, to target: Int, optional: Bool) {
-        guard !nodes[index].required.contains(target) else { return }
-        if optional {
-            guard !nodes[index].optional.contains(target) else { return }
-            nodes[index].optional.append(target)
-        } else {
-            nodes[index].required.append(target)
-            nodes[index].removeOptional(target)
-        }
-        if nodes[target].dependents.last != index { nodes[target].dependents.append(index) }
+        return target
     }
 }
 

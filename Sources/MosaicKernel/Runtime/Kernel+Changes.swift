@@ -104,8 +104,8 @@ extension Kernel {
                 throw KernelError(.unknownModule, "No module \(id) is installed; nothing was uninstalled.", module: id)
             }
             let requiring = graph.ids(
-                graph.nodes[index].dependents.filter { other in
-                    graph.nodes[other].required.contains(index) && active[other]
+                graph.dependents[index].filter { other in
+                    graph.required[other].contains(index) && active[other]
                 })
             if dependents == .refuse, !requiring.isEmpty {
                 let names = requiring.map(\.rawValue).joined(separator: ", ")

@@ -38,7 +38,7 @@ extension Kernel {
         case .install where records[index].cause == .install && records[index].activationTime == nil:
             return .install
         default:
-            let dependency = graph.nodes[index].required.first { starting[$0] }
+            let dependency = graph.required[index].first { starting[$0] }
             return dependency.map { .dependency(graph.nodes[$0].id) } ?? operationCause
         }
     }
@@ -99,7 +99,7 @@ extension Kernel {
     func startActivation(_ index: Int) -> ModuleJob? {
         guard case .authorized = records[index].lifecycle else { return nil }
         // A loop, not `allSatisfy`: the closure checked the actor's executor once per dependency.
-        for dependency in graph.nodes[index].required where !active[dependency] { return nil }
+        for dependency in graph.required[index] where !active[dependency] { return nil }
         let id = graph.nodes[index].id
         // The ledger stops the module publishing when it closes.
         let ledger = ModuleLedger(module: id, closing: eventHub)

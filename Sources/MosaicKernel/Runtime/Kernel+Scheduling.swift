@@ -14,16 +14,16 @@ extension Kernel {
     func runInDependencyOrder(_ positions: [Int], kind: Schedule.Kind) async {
         guard !positions.isEmpty else { return }
         runCount += 1
-        let nodes = graph.nodes
+        let (required, optional, dependents) = (graph.required, graph.optional, graph.dependents)
         let schedule = Schedule(
             run: runCount, kind: kind, timeLimit: timeLimit(of: kind), width: options.maximumConcurrentActivations,
-            positions: positions, size: nodes.count,
+            positions: positions, size: graph.nodes.count,
             waitsOn: { index, visit in
                 if kind == .deactivation {
-                    for dependent in nodes[index].dependents { visit(dependent) }
+                    for dependent in dependents[index] { visit(dependent) }
                 } else {
-                    for dependency in nodes[index].required { visit(dependency) }
-                    for dependency in nodes[index].optional { visit(dependency) }
+                    for dependency in required[index] { visit(dependency) }
+                    for dependency in optional[index] { visit(dependency) }
                 }
             })
         schedule.parent = ServiceContext.current
