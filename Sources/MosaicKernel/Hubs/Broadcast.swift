@@ -45,12 +45,12 @@ final class Broadcast<Element: Sendable>: AnyBroadcast {
             read: { convert(Self.unbox($0)) })
     }
 
-    /// Hands `element` to every subscriber; boxes it only when there is one (most module state changes at boot
-    /// have no reader yet).
-    func send(_ element: Element) {
+    /// Hands `element` to every subscriber; makes and boxes it only when there is one (most module state changes
+    /// at boot have no reader yet, and making one retains the module's identifier).
+    func send(_ element: @autoclosure () -> Element) {
         state.withLock { state in
             guard !state.mailboxes.isEmpty else { return }
-            let parcel = Box(element)
+            let parcel = Box(element())
             for mailbox in state.mailboxes { mailbox.offer(parcel) }
         }
     }

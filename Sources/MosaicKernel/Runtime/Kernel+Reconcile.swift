@@ -71,8 +71,9 @@ extension Kernel {
     func activate(_ positions: [Int]) async {
         var starting = [Bool](repeating: false, count: records.count)
         for index in positions { starting[index] = true }
-        for index in positions { records[index].cause = cause(of: index, starting: starting) }
-        for index in positions {
+        // In position order, not activation order: records are then read one after another, not all over memory.
+        for index in records.indices where starting[index] {
+            records[index].cause = cause(of: index, starting: starting)
             move(index) { lifecycle in
                 switch lifecycle {
                 case .validated(let validated): .authorized(validated.authorize())
