@@ -44,6 +44,30 @@ private enum Features: ModuleGroup {
         await kernel.shutdown()
     }
 
+    @Test("a catalog keeps each manifest as written when its identifiers' texts are made apart from equal ones")
+    func manifestsAsWritten() async throws {
+        // Identifiers longer than 15 bytes, each made anew: their texts are stored apart until the catalog shares them.
+        func id(_ name: String) -> ModuleID { ModuleID("com.example.\(name).module") }
+        let manifests = [
+            Manifest(id: id("core"), version: "2.1.0"),
+            Manifest(
+                id: id("feed"), version: "1.0.0",
+                requires: [.module(id("core"), from: "2.0.0"), .module(id("maps"), optional: true)]),
+            Manifest(
+                id: id("home"), version: "1.4.2",
+                requires: [
+                    .module(id("feed"), "1.0.0"..<"2.0.0"), .module(id("core"), from: "2.1.0"), .module(id("feed")),
+                ]),
+        ]
+        var catalog = ModuleCatalog()
+        for manifest in manifests { catalog.add(ModuleFactory(manifest: manifest) { Probe() }) }
+        #expect(catalog.entries.map(\.manifest) == manifests)
+        let kernel = Kernel(catalog: catalog, host: testHost, logger: quietLogger)
+        let report = try await kernel.boot()
+        #expect(report.modules.map { "\($0.id) \($0.state.name)" } == manifests.map { "\($0.id) active" })
+        await kernel.shutdown()
+    }
+
     @Test("two different modules with one identifier are both kept, so validation reports the clash")
     func impostor() async throws {
         let catalog = ModuleCatalog(modules: [Alpha.self, Beta.self, AlphaImpostor.self])

@@ -47,6 +47,8 @@ public struct ModuleCatalog: Sendable {
     /// The module types listed: adding one looks it up here instead of scanning every entry (which made a catalog
     /// of many types quadratic to build).
     private var types: Set<ObjectIdentifier> = []
+    /// Every identifier the manifests name, each kept once (see ``add(_:origin:)``).
+    private var identifiers: Set<ModuleID> = []
 
     /// An empty catalog.
     public init() {}
@@ -67,9 +69,30 @@ public struct ModuleCatalog: Sendable {
     }
 
     /// Adds a module made by `factory`; a factory of a type already present is not added twice.
+    ///
+    /// The manifest's identifiers (its own and its dependencies') then share their text with every equal one the
+    /// catalog already holds: validation finds each dependency's module by its identifier, and two texts that are
+    /// one compare without either being read (in a large graph, each read was a cache miss).
     public mutating func add(_ factory: ModuleFactory, origin: Origin = .code) {
         if let type = factory.type, !types.insert(type).inserted { return }
+        var factory = factory
+        if let kept = kept(factory.manifest.id) { factory.manifest.id = kept }
+        for number in factory.manifest.dependencies.indices {
+            if let kept = kept(factory.manifest.dependencies[number].id) {
+                factory.manifest.dependencies[number].id = kept
+            }
+        }
         entries.append(Entry(factory: factory, origin: origin))
+    }
+
+    /// The equal identifier the catalog holds when its text is stored apart from `id`'s; `nil` when `id` is the
+    /// first of its text (it is kept), or already shares it.
+    private mutating func kept(_ id: ModuleID) -> ModuleID? {
+        let kept = identifiers.insert(id).memberAfterInsert
+        // Text of up to 15 bytes is stored in the value itself, never apart.
+        guard id.rawValue.utf8.count > 15 else { return nil }
+        let storage = { (id: ModuleID) in id.rawValue.utf8.withContiguousStorageIfAvailable { $0.baseAddress } }
+        return storage(kept) == storage(id) ? nil : kept
     }
 }
 

@@ -5,8 +5,9 @@ public import Mosaic
 /// Made from a module type (`ModuleFactory(WeatherModule.self)`), or from a manifest and a closure when the
 /// instance needs configuration or the manifest is computed (as in generated test graphs).
 public struct ModuleFactory: Sendable {
-    /// The manifest of the modules this factory makes.
-    public let manifest: Manifest
+    /// The manifest of the modules this factory makes. (The catalog alone changes it: see
+    /// ``ModuleCatalog/add(_:origin:)``.)
+    public internal(set) var manifest: Manifest
     /// Makes a fresh instance; called only after validation, once per activation.
     public let make: @Sendable () -> any Module
     /// Declares what the module provides and uses (with the uses of its `@Injected` properties); called once,
