@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Mosaic
 import MosaicKernel
@@ -95,4 +96,33 @@ func runBootPhases() async throws {
         let medians = phases.map { format(Samples(durations: $0.sorted()).median.milliseconds) }
         print(row(["\(count)"] + medians, widths: [8, 10, 10, 10, 10]))
     }
+}
+
+/// Memory per module, read as the growth of the process's resident memory (`/proc/self/statm`, Linux) after each
+/// step: making a catalog of `count` modules, validating it alone, `Kernel(catalog:)`, and `boot()`. Memory freed
+/// in between is reused, so each figure is what the step keeps; run one count per process.
+func runBootMemory(count: Int) async throws {
+    var quiet = Logger(label: "bench")
+    quiet.logLevel = .critical
+    let host = HostEnvironment(version: "1.0.0")
+    var resident = [residentBytes()]
+    let catalog = syntheticCatalog(count: count)
+    resident.append(residentBytes())
+    let graph = ModuleGraph(catalog: catalog, host: host)
+    resident.append(residentBytes())
+    let kernel = Kernel(catalog: catalog, host: host, logger: quiet)
+    resident.append(residentBytes())
+    _ = try await kernel.boot()
+    resident.append(residentBytes())
+    let perModule = zip(resident.dropFirst(), resident).map { ($0 - $1) / count }
+    print("modules \(count), bytes per module: catalog \(perModule[0]), ModuleGraph alone \(perModule[1]), ")
+    print("  Kernel(catalog:) \(perModule[2]), boot() \(perModule[3])")
+    withExtendedLifetime((graph, kernel)) {}
+}
+
+/// The process's resident memory in bytes, or 0 when `/proc/self/statm` cannot be read.
+func residentBytes() -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = statm.split(separator: " ")
+    return fields.count > 1 ? (Int(fields[1]) ?? 0) * 4096 : 0
 }

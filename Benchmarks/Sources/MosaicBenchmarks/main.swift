@@ -1,6 +1,8 @@
 // Mosaic's benchmarks. Run from the repository root:
 //   swift run -c release --package-path Benchmarks
 // `… MosaicBenchmarks scaling` prints validation and boot medians from 1,000 to 20,000 modules;
+// `… MosaicBenchmarks boot-memory [COUNT]` prints the resident memory per module that a catalog of COUNT modules
+// (10,000 unless given), its validation, `Kernel(catalog:)` and `boot()` each keep;
 // `… MosaicBenchmarks profile-boot [COUNT]` boots COUNT modules (10,000 unless given) as many times as make 100,000
 // module boots, for `perf record` (profiles of two counts compare per module);
 // `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
@@ -19,8 +21,8 @@ import Logging
 import Mosaic
 import MosaicKernel
 
-/// The rounds a `profile-…` mode runs: its second argument, or `standard` when there is none.
-func roundsArgument(standard: Int) -> Int {
+/// The number a mode takes (rounds, or modules): its second argument, or `standard` when there is none.
+func numberArgument(standard: Int) -> Int {
     CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? standard : standard
 }
 
@@ -37,10 +39,12 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
         }
         print(count, format(samples.median.milliseconds), "ms", format(boot.median.milliseconds), "ms")
     }
+} else if CommandLine.arguments.dropFirst().first == "boot-memory" {
+    try await runBootMemory(count: numberArgument(standard: 10_000))
 } else if CommandLine.arguments.dropFirst().first == "boot-phases" {
     try await runBootPhases()
 } else if CommandLine.arguments.dropFirst().first == "profile-boot" {
-    let count = roundsArgument(standard: 10_000)
+    let count = numberArgument(standard: 10_000)
     let catalog = syntheticCatalog(count: count)
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
@@ -52,12 +56,12 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     for _ in 0..<50_000_000 { consume(try services.resolve(.shared)) }
 } else if CommandLine.arguments.dropFirst().first == "profile-borrowed" {
     let services = try await mosaicServices()
-    for _ in 0..<roundsArgument(standard: 50_000_000) { consume(try services.withService(.shared) { $0.value }) }
+    for _ in 0..<numberArgument(standard: 50_000_000) { consume(try services.withService(.shared) { $0.value }) }
 } else if CommandLine.arguments.dropFirst().first == "profile-root" {
     let services = try await mosaicServices()
-    for _ in 0..<roundsArgument(standard: 10_000_000) { consume(try services.resolve(ServiceKey(Root.self))) }
+    for _ in 0..<numberArgument(standard: 10_000_000) { consume(try services.resolve(ServiceKey(Root.self))) }
 } else if CommandLine.arguments.dropFirst().first == "profile-many" {
-    for _ in 0..<roundsArgument(standard: 300) { _ = try await registerAndResolveMany("mosaic") }
+    for _ in 0..<numberArgument(standard: 300) { _ = try await registerAndResolveMany("mosaic") }
 } else if CommandLine.arguments.dropFirst().first == "profile-revoke" {
     try await runContributionBenchmark(rounds: 1_000, reads: 10)
 } else if CommandLine.arguments.dropFirst().first == "profile-events", CommandLine.arguments.count > 2 {
