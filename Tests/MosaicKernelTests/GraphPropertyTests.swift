@@ -51,7 +51,17 @@ private let anyGraph = zip(
 }
 
 /// Acyclic graphs only: every edge points from a later module to an earlier one.
-private let acyclicGraph = anyGraph.map { graph in
+private let acyclicGraph = anyGraph.map(acyclic)
+
+/// Acyclic graphs of 100 to 300 modules and up to 900 edges: more modules than the kernel starts ahead of one or two
+/// workers, so that which of the ready modules it starts first matters.
+private let largeAcyclicGraph = zip(
+    Gen.int(in: 100...300), zip(Gen.int(in: 0...299), Gen.int(in: 0...299)).array(of: 0...900)
+).map { count, edges in
+    acyclic(RandomGraph(count: count, edges: edges.map { ($0 % count, $1 % count) }, optional: []))
+}
+
+private func acyclic(_ graph: RandomGraph) -> RandomGraph {
     var graph = graph
     graph.edges = graph.edges.compactMap { $0 == $1 ? nil : (max($0, $1), min($0, $1)) }
     return graph
@@ -93,22 +103,38 @@ private let acyclicGraph = anyGraph.map { graph in
     @Test("over 1,000 random acyclic graphs booted for real, no module starts before its dependencies finished")
     func kernelRespectsEdges() async {
         await propertyCheck(count: 1_000, input: acyclicGraph, Gen.int(in: 1...6)) { random, width in
-            let log = EventLog()
-            let kernel = Kernel(
-                catalog: catalog(random.factories(log: log)), host: testHost,
-                options: KernelOptions(maximumConcurrentActivations: width), logger: quietLogger)
-            let report = try await kernel.boot()
-            #expect(report.count("active") == random.count, "\(random)")
-            for (from, to) in random.edges {
-                let finished = log.position(of: .activated(random.id(to)))
-                let started = log.position(of: .activationStarted(random.id(from)))
-                #expect(finished != nil && started != nil && finished! < started!, "m\(to) before m\(from): \(random)")
-            }
-            await kernel.shutdown()
-            let stopped = Dictionary(uniqueKeysWithValues: log.deactivations.enumerated().map { ($1, $0) })
-            for (from, to) in random.edges {
-                #expect(stopped[random.id(from)]! < stopped[random.id(to)]!, "m\(from) stops before m\(to): \(random)")
-            }
+            try await bootRespectsEdges(random, width: width)
+        }
+    }
+
+    @Test(
+        "over 40 random acyclic graphs of more modules than the kernel starts ahead of its workers, every module still starts after its dependencies and stops before them",
+        .timeLimit(.minutes(1)))
+    func kernelRespectsEdgesBeyondItsWindow() async {
+        await propertyCheck(count: 40, input: largeAcyclicGraph, Gen.int(in: 1...2)) { random, width in
+            try await bootRespectsEdges(random, width: width)
+        }
+    }
+
+    private func bootRespectsEdges(_ random: RandomGraph, width: Int) async throws {
+        let log = EventLog()
+        let kernel = Kernel(
+            catalog: catalog(random.factories(log: log)), host: testHost,
+            options: KernelOptions(maximumConcurrentActivations: width), logger: quietLogger)
+        let report = try await kernel.boot()
+        #expect(report.count("active") == random.count, "\(random)")
+        for (from, to) in random.edges {
+            // A module missing from the log fails the check.
+            let finished = log.position(of: .activated(random.id(to))) ?? .max
+            let started = log.position(of: .activationStarted(random.id(from))) ?? -1
+            #expect(finished < started, "m\(to) before m\(from): \(random)")
+        }
+        await kernel.shutdown()
+        let stopped = Dictionary(uniqueKeysWithValues: log.deactivations.enumerated().map { ($1, $0) })
+        #expect(stopped.count == random.count, "every module stops: \(random)")
+        for (from, to) in random.edges {
+            let (dependent, dependency) = (stopped[random.id(from)] ?? .max, stopped[random.id(to)] ?? -1)
+            #expect(dependent < dependency, "m\(from) stops before m\(to): \(random)")
         }
     }
 }

@@ -4,7 +4,8 @@ internal import Tracing
 extension Kernel {
     /// Runs the activation, deactivation, phase participants or event listeners of each module at `positions`,
     /// each once those it waits on are done (its dependents when deactivating, else its dependencies), at most
-    /// ``KernelOptions/maximumConcurrentActivations`` at a time, each within its time limit.
+    /// ``KernelOptions/maximumConcurrentActivations`` at a time, each within its time limit. Of the modules ready,
+    /// the one at the lowest position starts first (the highest when deactivating; see ``Schedule/nextReady()``).
     ///
     /// Jobs run on a few worker tasks (see ``JobPool``), which hand outcomes back in batches: the kernel reads
     /// every outcome waiting when it is told of the first, and starts the jobs they ready. One timer covers every

@@ -1,3 +1,4 @@
+internal import HeapModule
 internal import Mosaic
 internal import Tracing
 
@@ -50,8 +51,14 @@ final class Schedule {
     /// `waiterStart[p]..<waiterStart[p + 1]` (one allocation for the run, not one per position).
     let waiters: [Int]
     let waiterStart: [Int]
-    var ready: [Int]
-    var readyHead = 0
+    /// The positions ready to start, each as its ``key(_:)``: the lowest key starts first.
+    var ready: Heap<Int>
+    /// Whether the last positions start first (deactivation), not the first ones.
+    let descending: Bool
+    let size: Int
+    /// How many positions ``nextReady()`` handed out that are not done yet, and how many may be.
+    var underway = 0
+    let window: Int
     var remaining: Int
     /// The jobs started and not yet run, the workers running them, and their outcomes.
     let pool: JobPool
@@ -74,6 +81,9 @@ final class Schedule {
         self.kind = kind
         self.pool = JobPool(width: width, timeLimit: timeLimit)
         self.remaining = positions.count
+        self.descending = kind == .deactivation
+        self.size = size
+        self.window = Self.jobsAheadPerWorker * width
         var member = [Bool](repeating: false, count: size)
         for index in positions { member[index] = true }
         // Two passes: count each position's waiters, then place them.
@@ -101,15 +111,28 @@ final class Schedule {
         self.waiting = waiting
         self.waiters = waiters
         self.waiterStart = start
-        self.ready = ready
+        self.ready = Heap()
+        self.ready = Heap(ready.map(key))
+    }
+
+    /// How many jobs per worker may be started ahead of the workers: enough that a worker never waits for the
+    /// kernel's next turn, few enough that the lowest ready positions go first. Boots of 10,000 and more modules
+    /// then read the modules' records, nodes and objects in about their order in memory, not in the order they
+    /// became ready (all over it).
+    static let jobsAheadPerWorker = 32
+
+    /// The order ready positions start in: the lowest position first, or the highest when deactivating.
+    private func key(_ index: Int) -> Int {
+        descending ? size - 1 - index : index
     }
 
     /// Marks `index` done and readies whatever waited only on it.
     func done(_ index: Int) {
         remaining -= 1
+        underway -= 1
         for waiter in waiters[waiterStart[index]..<waiterStart[index + 1]] {
             waiting[waiter] -= 1
-            if waiting[waiter] == 0 { ready.append(waiter) }
+            if waiting[waiter] == 0 { ready.insert(key(waiter)) }
         }
     }
 
@@ -126,11 +149,13 @@ final class Schedule {
         return body(&taken)
     }
 
-    /// The next position ready to start, if any.
+    /// The next position to start: the first ready one in ``key(_:)``'s order, unless ``window`` positions are under
+    /// way already.
     func nextReady() -> Int? {
-        guard readyHead < ready.count else { return nil }
-        defer { readyHead += 1 }
-        return ready[readyHead]
+        guard underway < window, let key = ready.popMin() else { return nil }
+        underway += 1
+        // The key is its own inverse.
+        return self.key(key)
     }
 
 }
