@@ -24,18 +24,24 @@ extension ModuleGraph {
         leaving: Set<ModuleID> = []
     ) -> (verdicts: [Verdict], diagnostics: [Diagnostic]) {
         var verdicts = [Verdict?](repeating: nil, count: nodes.count)
+        // Whether each module may run so far, read for every dependency: a verdict is many times its size, and
+        // the verdicts of a large graph do not fit in the caches.
+        var runs = [Bool](repeating: true, count: nodes.count)
         var diagnostics: [Diagnostic] = []
         for index in nodes.indices where nodes[index].inCycle {
             verdicts[index] = .failed(reason: nodes[index].fault ?? "it is in a dependency cycle.")
+            runs[index] = false
         }
         for index in order {
             // Read where needed: most modules run, and copying an identifier retains its text.
             var id: ModuleID { nodes[index].id }
             if let fault = nodes[index].fault ?? (failures.isEmpty ? nil : failures[id]) {
                 verdicts[index] = .failed(reason: fault)
+                runs[index] = false
                 continue
             }
             if !leaving.isEmpty, leaving.contains(id) {
+                runs[index] = false
                 verdicts[index] = .blocked(
                     by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
                 continue
@@ -61,7 +67,7 @@ extension ModuleGraph {
                             + "has not granted; it stays blocked.",
                         fix: "Grant \(list) to run \(id), or leave it blocked."))
             }
-            for dependency in required[index] {
+            for dependency in required[index] where !runs[dependency] {
                 var name: ModuleID { nodes[dependency].id }
                 switch verdicts[dependency] {
                 case .run?, nil: continue
@@ -78,6 +84,7 @@ extension ModuleGraph {
             if blockers.isEmpty {
                 verdicts[index] = .run
             } else {
+                runs[index] = false
                 let reason = reasons.joined(separator: " ") + (cause.map { " Cause: \($0)" } ?? "")
                 verdicts[index] = .blocked(
                     by: blockers, reason: reason, cause: cause ?? "\(id): \(reasons.joined(separator: " "))")
