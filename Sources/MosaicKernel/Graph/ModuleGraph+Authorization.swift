@@ -28,11 +28,24 @@ extension ModuleGraph {
         // the verdicts of a large graph do not fit in the caches.
         var runs = [Bool](repeating: true, count: nodes.count)
         var diagnostics: [Diagnostic] = []
-        for index in nodes.indices where nodes[index].inCycle {
-            verdicts[index] = .failed(reason: nodes[index].fault ?? "it is in a dependency cycle.")
-            runs[index] = false
+        // Whether a module has nothing of its own that can keep it from running (no fault, no unmet dependency, no
+        // entitlement), read in position order: the walk below goes level by level, each level all over memory, and
+        // most modules then need only their dependencies' flags.
+        var plain = [Bool](repeating: false, count: nodes.count)
+        for index in nodes.indices {
+            if nodes[index].inCycle {
+                verdicts[index] = .failed(reason: nodes[index].fault ?? "it is in a dependency cycle.")
+                runs[index] = false
+            }
+            plain[index] =
+                nodes[index].fault == nil && nodes[index].unmet.isEmpty && self[manifestAt: index].entitlements.isEmpty
         }
+        let noneLeftOut = failures.isEmpty && leaving.isEmpty
         for index in order {
+            if noneLeftOut, plain[index], !required[index].contains(where: { !runs[$0] }) {
+                verdicts[index] = .run
+                continue
+            }
             // Read where needed: most modules run, and copying an identifier retains its text.
             var id: ModuleID { nodes[index].id }
             if let fault = nodes[index].fault ?? (failures.isEmpty ? nil : failures[id]) {

@@ -31,7 +31,7 @@ extension Kernel {
             let span = startDispatchSpan(kind)
             await within(span) {
                 await runInDependencyOrder(
-                    graph.order.filter { active[$0] && takesPart(graph.nodes[$0].registrar) }, kind: kind)
+                    graph.nodes.indices.filter { active[$0] && takesPart(graph.nodes[$0].registrar) }, kind: kind)
             }
             span.end()
             recordDiagnostics()

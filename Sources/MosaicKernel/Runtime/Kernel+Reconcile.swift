@@ -17,7 +17,8 @@ extension Kernel {
         settle(verdicts)
         let failuresBefore = failures.count
         let planning = telemetry.startSpan(SpanName.plan)
-        let starting = graph.order.filter { verdicts[$0].isRun && !active[$0] }
+        // In position order: a run starts modules by readiness and position, whatever order they are listed in.
+        let starting = records.indices.filter { verdicts[$0].isRun && !active[$0] }
         planning.attributes.set(SpanKey.modules, value: .int64(Int64(starting.count)))
         planning.end()
         await activate(starting)
