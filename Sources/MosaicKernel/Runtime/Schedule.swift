@@ -111,6 +111,7 @@ final class Schedule {
         self.waiting = waiting
         self.waiters = waiters
         self.waiterStart = start
+        // Set empty first: `key` may be called once every property is.
         self.ready = Heap()
         self.ready = Heap(ready.map(key))
     }
