@@ -124,5 +124,6 @@ func runBootMemory(count: Int) async throws {
 func residentBytes() -> Int {
     guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
     let fields = statm.split(separator: " ")
-    return fields.count > 1 ? (Int(fields[1]) ?? 0) * 4096 : 0
+    // statm counts pages, whose size is the system's (4 KiB here, 16 or 64 KiB on some ARM systems).
+    return fields.count > 1 ? (Int(fields[1]) ?? 0) * sysconf(Int32(_SC_PAGESIZE)) : 0
 }
