@@ -16,19 +16,49 @@ extension WebHost {
     }
 
     /// A 500 page for a fault that is not the client's: a short message and the error id to look up in the log.
+    /// A 503 when the fault is the app's storage not answering in time: the request may succeed if tried again.
     func faultPage(_ what: String, module: ModuleID?, _ error: any Error) -> Page {
         let id = logFault(what, module: module, error)
+        if Self.isStorageOutage(error) {
+            return problemPage(
+                status: 503, "Try again shortly",
+                "The app's storage did not answer in time, so this change may not have been made (error id \(id)). "
+                    + "Try again in a few seconds.")
+        }
         return problemPage(
             status: 500, "Something went wrong",
             "The server could not answer this request (error id \(id); the server's log has the details).")
     }
 
-    /// A JSON 500 for a fault under `/api`, with the error id to look up in the log.
+    /// A JSON 500 for a fault under `/api`, with the error id to look up in the log; a 503 with `Retry-After` when
+    /// the app's storage did not answer in time.
     func faultJSON(_ what: String, module: ModuleID?, _ error: any Error) -> WebResponse {
         let id = logFault(what, module: module, error)
+        if Self.isStorageOutage(error) {
+            var response = WebResponse.json(
+                Self.jsonError("The app's storage did not answer in time (error id \(id)); try again shortly."),
+                status: 503)
+            response.headers["Retry-After"] = Self.retryAfter
+            return response
+        }
         return .json(
             Self.jsonError("The server could not answer this request (error id \(id); see the server's log)."),
             status: 500)
+    }
+
+    /// What a 503 tells a client to wait, in seconds, before trying again.
+    static let retryAfter = "5"
+
+    /// Whether `error` is the app's storage not answering in time (a write, a transaction or a durable publish
+    /// given up on at its deadline), which a retry may get past: by its code, never its text.
+    static func isStorageOutage(_ error: any Error) -> Bool {
+        switch error {
+        case let error as StateError: error.code == .unavailable
+        case let error as EventError: error.code == .unavailable
+        case let error as DeeplinkError: error.code == .storageUnavailable
+        case let fault as ModuleFault: isStorageOutage(fault.error)
+        default: false
+        }
     }
 
     static func jsonError(_ message: String) -> String {

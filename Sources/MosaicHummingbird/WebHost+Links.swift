@@ -77,7 +77,7 @@ extension WebHost {
         case .handled(let tab, let module):
             let by = module.map { ", handled by \($0)" } ?? ""
             return await shell(tabPage(tab, notice: HTML.escape("Opened \(link)\(by).")))
-        case .notHandled(let error) where error.code == .handlerFailed:
+        case .notHandled(let error) where error.code == .handlerFailed || error.code == .storageUnavailable:
             // The handler's fault, not the client's: the details go to the log.
             return await shell(faultPage("A link's handler threw", module: nil, error))
         case .notHandled(let error):

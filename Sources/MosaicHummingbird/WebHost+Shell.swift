@@ -73,9 +73,9 @@ extension WebHost {
             <main data-region="main">\(regions.main)</main>
             </body></html>
             """
-        return WebResponse(
-            status: status, contentType: "text/html; charset=utf-8", headers: ["Cache-Control": "no-store"],
-            body: body)
+        var headers = ["Cache-Control": "no-store"]
+        if status == 503 { headers["Retry-After"] = Self.retryAfter }
+        return WebResponse(status: status, contentType: "text/html; charset=utf-8", headers: headers, body: body)
     }
 
     /// The links of a navigation point's contributions, with their badges; `current` marks one by id. Throws a

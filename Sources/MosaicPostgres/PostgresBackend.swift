@@ -21,8 +21,9 @@ internal import Synchronization
 /// ```
 ///
 /// Connecting creates or updates Mosaic's tables (safely when several instances start at once). The backend keeps
-/// one connection for queries, reconnecting when it drops, and one that listens for the others' changes; after that
-/// one reconnects, every instance reads again what it holds, since PostgreSQL never replays a missed notification.
+/// a pool of connections for queries (a query waiting on a lock holds up no other), and one that listens for the
+/// others' changes; after that one reconnects, every instance reads again what it holds, since PostgreSQL never
+/// replays a missed notification.
 public final class PostgresBackend: Sendable {
     /// What the kernel keeps here: pass it as `KernelOptions.sharedStorage`.
     public var storage: SharedStorage {
@@ -85,19 +86,18 @@ public final class PostgresBackend: Sendable {
     }
 }
 
-/// The backend's connections: one for queries (postgres-nio queues concurrent queries on it), made again when it
-/// drops, on an event loop of the backend's own, so that a caller blocked on a query never blocks the loop that
-/// answers it.
+/// The backend's connections: a pool for queries and transactions (postgres-nio's `PostgresClient`), so that a
+/// query waiting on a lock holds up no other, and connections of its own for listening; all on an event loop of the
+/// backend's own. Nothing here blocks a thread: every call is awaited.
 final class PostgresConnections: Sendable {
     let url: PostgresURL
     let logger: Logger
     let group: MultiThreadedEventLoopGroup
-    private let query = Mutex<PostgresConnection?>(nil)
-    /// The connection transactions run on, made on the first one.
-    private let transactions = Mutex<PostgresConnection?>(nil)
+    /// The pool every query and transaction leases a connection from.
+    let pool: PostgresClient
+    /// Runs the pool until ``close()``.
+    private let running: Mutex<Task<Void, Never>?>
     private let ids = Atomic<Int>(0)
-    /// The connections a query's time limit gave up on (few: one per expiry, over the backend's life).
-    private let abandoned = Mutex<Set<ObjectIdentifier>>([])
 
     /// How long a query may go unanswered before its connection is closed.
     let queryTimeout: Duration
@@ -119,6 +119,9 @@ final class PostgresConnections: Sendable {
         return { task.cancel() }
     }
 
+    /// At most this many connections in the pool: enough for the writes of many keys at once, few for a server.
+    static let maximumPooledConnections = 8
+
     init(
         url: PostgresURL, queryTimeout: Duration = .seconds(30), timer: @escaping QueryTimer = eventLoopTimer,
         logger: Logger
@@ -128,41 +131,32 @@ final class PostgresConnections: Sendable {
         self.timer = timer
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var configuration = url.poolConfiguration
+        configuration.options.maximumConnections = Self.maximumPooledConnections
+        configuration.options.minimumConnections = 1
+        pool = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
+        let pool = pool
+        running = Mutex(Task { await pool.run() })
     }
 
-    /// A new connection; failing, an error that names what to check.
+    /// A new connection of its own (for listening); failing, an error that names what to check.
     func connect() -> EventLoopFuture<PostgresConnection> {
         PostgresConnection.connect(
             on: group.next(), configuration: url.configuration, id: ids.add(1, ordering: .relaxed).newValue,
             logger: logger
-        ).map { [self] connection in
-            // A new connection may reuse the address of one given up on and freed since.
-            abandoned.withLock { _ = $0.remove(ObjectIdentifier(connection)) }
-            return connection
-        }.flatMapErrorThrowing { [url] error in
+        ).flatMapErrorThrowing { [url] error in
             throw PostgresBackendError(
                 "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
                     + "user, password and database are right.")
         }
     }
 
-    /// Runs `query` on the query connection and waits for its rows, blocking the caller (for the kernel's
-    /// synchronous state calls). Never called on the backend's event loop.
-    func run(_ query: PostgresQuery) throws -> [PostgresRow] {
-        do {
-            return try deadlined(query, on: queryConnection()).wait().rows
-        } catch let error as PostgresBackendError {
-            throw error
-        } catch {
-            throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
-        }
-    }
-
-    /// Runs `query` on the query connection.
+    /// Runs `query` on a connection of the pool and returns its rows.
     func run(_ query: PostgresQuery) async throws -> [PostgresRow] {
         do {
-            let connection = try await queryConnection()
-            return try await deadlined(query, on: connection).get().rows
+            return try await pool.withConnection { connection in
+                try await self.deadlined(query, on: connection).get().rows
+            }
         } catch let error as PostgresBackendError {
             throw error
         } catch {
@@ -170,49 +164,39 @@ final class PostgresConnections: Sendable {
         }
     }
 
-    /// Runs `body` in a transaction on a connection of its own (transactions of this instance take turns on
-    /// it), blocking the caller; commits when `body` returns, rolls back when it throws.
-    func transaction<R>(_ body: (PostgresConnection) throws -> R) throws -> R {
-        try transactions.withLock { connection in
-            do {
-                let open: PostgresConnection
-                if let current = connection, isUsable(current) {
-                    open = current
-                } else {
-                    open = try connect().wait()
-                    connection = open
-                }
-                _ = try deadlined("BEGIN", on: open).wait()
+    /// Runs `body` in a transaction on a connection of the pool: commits when `body` returns, rolls back when it
+    /// throws (and closes the connection when even that gets no answer, so that it is never reused half-way).
+    func transaction<R: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        do {
+            return try await pool.withConnection { connection in
+                _ = try await self.deadlined("BEGIN", on: connection).get()
                 do {
-                    let result = try body(open)
-                    _ = try deadlined("COMMIT", on: open).wait()
+                    let result = try await body(connection)
+                    _ = try await self.deadlined("COMMIT", on: connection).get()
                     return result
                 } catch {
-                    if (try? deadlined("ROLLBACK", on: open).wait()) == nil {
-                        // The transaction's state is unknown: a new connection starts clean.
-                        _ = open.close() as EventLoopFuture<Void>
+                    if (try? await self.deadlined("ROLLBACK", on: connection).get()) == nil {
+                        try? await connection.close()
                     }
                     throw error
                 }
-            } catch let error as PostgresBackendError {
-                throw error
-            } catch let error as PostgresConflict {
-                throw error
-            } catch {
-                throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
             }
+        } catch let error as PostgresBackendError {
+            throw error
+        } catch let error as PostgresConflict {
+            throw error
+        } catch {
+            throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
         }
     }
 
     /// `query` on `connection`, given up on after ``queryTimeout``: the connection is closed (the query then
-    /// fails, with an error saying why) and the next query connects again.
+    /// fails, with an error saying why), and the pool makes a new one.
     func deadlined(_ query: PostgresQuery, on connection: PostgresConnection) -> EventLoopFuture<PostgresQueryResult> {
         let expired = Expiry()
         let answer = connection.query(query, logger: logger)
-        let cancel = timer(answer.eventLoop, queryTimeout) { [self] in
+        let cancel = timer(answer.eventLoop, queryTimeout) {
             expired.expire()
-            // Marked before closing: a query arriving while the close is under way must not pick it up.
-            abandoned.withLock { _ = $0.insert(ObjectIdentifier(connection)) }
             _ = connection.close() as EventLoopFuture<Void>
         }
         answer.whenComplete { _ in cancel() }
@@ -222,34 +206,6 @@ final class PostgresConnections: Sendable {
                 "\(url) did not answer within \(queryTimeout), so the connection was closed (the next query makes a "
                     + "new one). Check that the server runs and is reachable.")
         }
-    }
-
-    /// Whether `connection` can take a query: not closed, and not given up on by a time limit (its close may still
-    /// be under way).
-    private func isUsable(_ connection: PostgresConnection) -> Bool {
-        !connection.isClosed && !abandoned.withLock { $0.contains(ObjectIdentifier(connection)) }
-    }
-
-    /// The open query connection, connecting (and waiting) when there is none.
-    private func queryConnection() throws -> PostgresConnection {
-        try query.withLock { connection in
-            if let open = connection, isUsable(open) { return open }
-            let fresh = try connect().wait()
-            connection = fresh
-            return fresh
-        }
-    }
-
-    private func queryConnection() async throws -> PostgresConnection {
-        if let open = query.withLock({ $0 }), isUsable(open) { return open }
-        let fresh = try await connect().get()
-        let (kept, extra) = query.withLock { connection -> (PostgresConnection, PostgresConnection?) in
-            if let open = connection, isUsable(open) { return (open, fresh) }
-            connection = fresh
-            return (fresh, nil)
-        }
-        if let extra { try? await extra.close() }
-        return kept
     }
 
     /// Creates or updates Mosaic's tables, in one transaction that holds the schema's advisory lock: an instance
@@ -294,19 +250,14 @@ final class PostgresConnections: Sendable {
         if let failure { throw failure }
     }
 
-    /// Closes the connections and stops the event loop.
+    /// Closes the pool and stops the event loop.
     func close() async {
-        let open: [PostgresConnection?] = [
-            query.withLock { connection -> PostgresConnection? in
-                defer { connection = nil }
-                return connection
-            },
-            transactions.withLock { connection -> PostgresConnection? in
-                defer { connection = nil }
-                return connection
-            },
-        ]
-        for connection in open { try? await connection?.close() }
+        let task = running.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
         try? await group.shutdownGracefully()
     }
 }

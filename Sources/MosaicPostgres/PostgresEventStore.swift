@@ -9,29 +9,36 @@ struct PostgresEventStore: DurableEventStore {
     let connections: PostgresConnections
     let listener: PostgresListener
 
-    func subscribe(_ subscriber: String, module: ModuleID, to type: String) throws {
-        _ = try connections.run(
+    func subscribe(_ subscriber: String, module: ModuleID, to type: String) async throws {
+        _ = try await connections.run(
             """
             INSERT INTO mosaic_event_handler (subscriber, module, event_type) VALUES (\(subscriber), \(module.rawValue), \(type))
             ON CONFLICT (subscriber) DO UPDATE SET module = EXCLUDED.module, event_type = EXCLUDED.event_type
             """)
     }
 
-    func append(id: UUID, type: String, payload: Data, sender: ModuleID) throws {
-        _ = try connections.run(Self.append(OutboxEvent(id: id, type: type, payload: payload, sender: sender)))
+    func append(_ events: [OutboxEvent]) async throws {
+        _ = try await connections.run(Self.append(events))
     }
 
-    /// Stores `event` with a pending delivery for each handler of its type, in one statement.
-    static func append(_ event: OutboxEvent) -> PostgresQuery {
-        """
-        WITH event AS (
-            INSERT INTO mosaic_event (id, event_type, payload, sender)
-            VALUES (\(event.id), \(event.type), \(String(decoding: event.payload, as: UTF8.self)), \(event.sender.rawValue))
-            RETURNING id)
-        INSERT INTO mosaic_delivery (event_id, subscriber)
-        SELECT event.id, handler.subscriber FROM event, mosaic_event_handler handler
-        WHERE handler.event_type = \(event.type)
-        """
+    /// Stores `events` with a pending delivery for each handler of each one's type, in one statement (so all of
+    /// them, or none); the deliveries are numbered in the events' order.
+    static func append(_ events: [OutboxEvent]) -> PostgresQuery {
+        let ids = events.map(\.id)
+        let types = events.map(\.type)
+        let payloads = events.map { String(decoding: $0.payload, as: UTF8.self) }
+        let senders = events.map(\.sender.rawValue)
+        return """
+            WITH event AS (
+                INSERT INTO mosaic_event (id, event_type, payload, sender)
+                SELECT * FROM unnest(\(ids)::uuid[], \(types)::text[], \(payloads)::text[], \(senders)::text[])
+                RETURNING id, event_type)
+            INSERT INTO mosaic_delivery (event_id, subscriber)
+            SELECT event.id, handler.subscriber
+            FROM event JOIN mosaic_event_handler handler ON handler.event_type = event.event_type
+                JOIN unnest(\(ids)::uuid[]) WITH ORDINALITY AS batch(id, position) ON batch.id = event.id
+            ORDER BY batch.position
+            """
     }
 
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery] {

@@ -11,15 +11,15 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
 
     var description: String { "\(connections.url)" }
 
-    func load(_ id: String) throws -> SavedState? {
-        try loadRevision(id)?.saved
+    func load(_ id: String) async throws -> SavedState? {
+        try await loadRevision(id)?.saved
     }
 
-    func loadRevision(_ id: String) throws -> (saved: SavedState, revision: Int64)? {
-        try Self.row(of: connections.run("SELECT value, version, revision FROM mosaic_state WHERE id = \(id)"))
+    func loadRevision(_ id: String) async throws -> (saved: SavedState, revision: Int64)? {
+        try await Self.read(id, on: connections)
     }
 
-    /// `id`'s row, read without blocking (for the listener).
+    /// `id`'s row (also for the listener).
     static func read(_ id: String, on connections: PostgresConnections) async throws -> (
         saved: SavedState, revision: Int64
     )? {
@@ -32,41 +32,41 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         return (SavedState(data: Data(value.utf8), version: version), revision)
     }
 
-    func save(_ data: Data, version: Int, for id: String) throws {
-        _ = try connections.run(
+    func save(_ data: Data, version: Int, for id: String) async throws {
+        _ = try await connections.run(
             """
             INSERT INTO mosaic_state (id, value, version, revision) VALUES (\(id), \(Self.text(data)), \(version), 0)
             ON CONFLICT (id) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version
             """)
     }
 
-    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave {
-        let rows = try connections.run(
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave {
+        let rows = try await connections.run(
             Self.compareAndSet(SharedRow(id: id, data: data, version: version, revision: revision)))
         if let row = rows.first { return .saved(revision: try row.decode(Int64.self)) }
-        let current = try loadRevision(id)
+        let current = try await loadRevision(id)
         return .conflict(current: current?.saved, revision: current?.revision)
     }
 
-    func commit(_ rows: [SharedRow], events: [OutboxEvent]) throws -> SharedCommit {
+    func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit {
         do {
             return .committed(
-                try connections.transaction { connection in
+                try await connections.transaction { [connections] connection in
                     var revisions: [String: Int64] = [:]
                     for row in rows {
-                        let saved = try connections.deadlined(Self.compareAndSet(row), on: connection).wait()
+                        let saved = try await connections.deadlined(Self.compareAndSet(row), on: connection).get()
                         guard let revision = try saved.rows.first?.decode(Int64.self) else {
                             throw PostgresConflict(id: row.id)
                         }
                         revisions[row.id] = revision
                     }
-                    for event in events {
-                        _ = try connections.deadlined(PostgresEventStore.append(event), on: connection).wait()
+                    if !events.isEmpty {
+                        _ = try await connections.deadlined(PostgresEventStore.append(events), on: connection).get()
                     }
                     return revisions
                 })
         } catch let conflict as PostgresConflict {
-            let current = try loadRevision(conflict.id)
+            let current = try await loadRevision(conflict.id)
             return .conflict(id: conflict.id, current: current?.saved, revision: current?.revision)
         }
     }
@@ -85,8 +85,8 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
             """
     }
 
-    func park(_ id: String, reason: String) throws -> String {
-        _ = try connections.run(
+    func park(_ id: String, reason: String) async throws -> String {
+        _ = try await connections.run(
             """
             WITH parked AS (DELETE FROM mosaic_state WHERE id = \(id) RETURNING id, value, version)
             INSERT INTO mosaic_state_unreadable (id, value, version, reason)

@@ -12,6 +12,8 @@ public import PostgresNIO
 public struct PostgresURL: Sendable, CustomStringConvertible {
     /// The configuration to connect with.
     public let configuration: PostgresConnection.Configuration
+    /// The same, for a pool of connections.
+    let poolConfiguration: PostgresClient.Configuration
     /// Where it points, without the password: `postgres://user@host:port/database`.
     public let description: String
 
@@ -49,17 +51,21 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
             mode = item.value ?? ""
         }
         let tls: PostgresConnection.Configuration.TLS
+        let poolTLS: PostgresClient.Configuration.TLS
         do {
             switch mode {
             case "disable":
                 tls = .disable
+                poolTLS = .disable
             case "prefer", "require":
                 var unchecked = TLSConfiguration.makeClientConfiguration()
                 unchecked.certificateVerification = .none
                 let context = try NIOSSLContext(configuration: unchecked)
                 tls = mode == "prefer" ? .prefer(context) : .require(context)
+                poolTLS = mode == "prefer" ? .prefer(unchecked) : .require(unchecked)
             case "verify-full":
                 tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                poolTLS = .require(.makeClientConfiguration())
             default:
                 throw PostgresBackendError(
                     "The database URL's sslmode “\(mode)” is not one Mosaic knows; use disable, prefer, require or "
@@ -72,6 +78,8 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
         }
         configuration = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: components.password, database: database, tls: tls)
+        poolConfiguration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: components.password, database: database, tls: poolTLS)
         description = "postgres://\(user)@\(host):\(port)/\(database)"
     }
 }

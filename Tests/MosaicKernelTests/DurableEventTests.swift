@@ -67,11 +67,13 @@ final class Handled: Sendable {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", []), ("com.app.ledger", [])])
         let mail = Handled()
         let ledger = Handled()
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { mail.record($0) }
-        try #require(contexts["com.app.ledger"]).events.handle(OrderPlaced.self, as: "book") { ledger.record($0) }
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
+            mail.record($0)
+        }
+        try await #require(contexts["com.app.ledger"]).events.handle(OrderPlaced.self, as: "book") { ledger.record($0) }
         var live = try #require(contexts["com.app.ledger"]).events.subscribe(to: OrderPlaced.self).makeAsyncIterator()
         let shop = try #require(contexts["com.app.shop"])
-        for order in 1...3 { try shop.events.publish(OrderPlaced(order: order)) }
+        for order in 1...3 { try await shop.events.publish(OrderPlaced(order: order)) }
         await mail.waitFor(3)
         await ledger.waitFor(3)
         #expect(mail.envelopes.map(\.event.order) == [1, 2, 3])
@@ -89,11 +91,11 @@ final class Handled: Sendable {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])], maximumAttempts: 3)
         let attempts = Handled()
         let healthy = Atomic(false)
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
             attempts.record(envelope)
             guard healthy.load(ordering: .relaxed) else { throw MailError.serverDown }
         }
-        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 7))
+        try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 7))
         try await advance { !(try await kernel.undeliveredEvents().isEmpty) }
         #expect(attempts.envelopes.map(\.attempt) == [1, 2, 3])
         let parked = try #require(try await kernel.undeliveredEvents().first)
@@ -115,11 +117,11 @@ final class Handled: Sendable {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])])
         let attempts = Handled()
         let gate = Gate()
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
             attempts.record(envelope)
             if envelope.attempt == 1 { await gate.wait() }
         }
-        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
+        try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
         await attempts.waitFor(1)
         await advance { attempts.envelopes.count >= 2 }
         #expect(attempts.envelopes.map(\.attempt) == [1, 2])
@@ -143,7 +145,7 @@ final class Handled: Sendable {
         let gate = Gate()
         let cancelled = Gate()
         let handled = Handled()
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
             // Ignores its cancellation, as slow handler code may.
             await withTaskCancellationHandler {
                 await gate.wait()
@@ -152,7 +154,7 @@ final class Handled: Sendable {
             }
             handled.record(envelope)
         }
-        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
+        try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
         let revoking = Task { try await kernel.revoke("mail") }
         await cancelled.wait()
         for _ in 0..<1_000 { await Task.yield() }
@@ -168,14 +170,14 @@ final class Handled: Sendable {
     func waitsForInactiveHandler() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", ["mail"])])
         let handled = Handled()
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
             handled.record($0)
         }
         try await kernel.revoke("mail")
-        for order in 1...3 { try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: order)) }
+        for order in 1...3 { try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: order)) }
         try await kernel.grant("mail")
         #expect(handled.envelopes.isEmpty, "nothing was handled while the module was out")
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
             handled.record($0)
         }
         await handled.waitFor(3)
@@ -187,34 +189,34 @@ final class Handled: Sendable {
     func transaction() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])])
         let handled = Handled()
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
             handled.record($0)
         }
         let shop = try #require(contexts["com.app.shop"])
         let stock = StateKey("com.app.stock", initial: 10)
-        try shop.state.transaction { transaction in
+        try await shop.state.transaction { transaction in
             transaction.update(stock) { $0 -= 1 }
             transaction.publish(OrderPlaced(order: 1))
         }
         await handled.waitFor(1)
         #expect(shop.state[stock] == 9 && handled.envelopes.first?.event == OrderPlaced(order: 1))
         await kernel.shutdown()
-        #expect(throws: StateError.self, "a module no longer active writes nothing") {
-            try shop.state.transaction { $0.set(stock, to: 0) }
+        await #expect(throws: StateError.self, "a module no longer active writes nothing") {
+            try await shop.state.transaction { $0.set(stock, to: 0) }
         }
     }
 
     @Test("an uninstalled module's waiting events are abandoned and listed, not dropped")
     func uninstalledHandler() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", ["mail"])])
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
         try await kernel.revoke("mail")
-        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
+        try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
         try await kernel.uninstall("com.app.mail")
         let abandoned = try await kernel.undeliveredEvents()
         #expect(abandoned.map(\.reason) == [.abandoned])
         #expect(abandoned.first?.lastError == "com.app.mail was uninstalled")
-        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 2))
+        try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 2))
         #expect(try await kernel.undeliveredEvents().count == 1, "an uninstalled handler is recorded for no new event")
         await kernel.shutdown()
     }
@@ -223,10 +225,10 @@ final class Handled: Sendable {
     func unreadableEvent() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])])
         let called = Atomic(0)
-        try #require(contexts["com.app.mail"]).events.handle(OrderPlacedRenamed.self, as: "send-receipt") { _ in
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlacedRenamed.self, as: "send-receipt") { _ in
             called.add(1, ordering: .relaxed)
         }
-        try #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
+        try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: 1))
         try await advance { !(try await kernel.undeliveredEvents().isEmpty) }
         let parked = try #require(try await kernel.undeliveredEvents().first)
         #expect(parked.attempts == 1 && parked.lastError.contains("cannot be read as OrderPlacedRenamed"))
@@ -238,17 +240,17 @@ final class Handled: Sendable {
     func refusals() async throws {
         let kernel = try await boot([("com.app.shop", ["shop"]), ("com.app.mail", [])])
         let mail = try #require(contexts["com.app.mail"])
-        try mail.events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
-        let taken = #expect(throws: EventError.self) {
-            try mail.events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
+        try await mail.events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
+        let taken = await #expect(throws: EventError.self) {
+            try await mail.events.handle(OrderPlaced.self, as: "send-receipt") { _ in }
         }
         #expect(taken?.message.contains("already has a durable handler named 'send-receipt'") == true)
-        #expect(throws: EventError.self) { try mail.events.handle(OrderPlaced.self, as: "a/b") { _ in } }
+        await #expect(throws: EventError.self) { try await mail.events.handle(OrderPlaced.self, as: "a/b") { _ in } }
         let shop = try #require(contexts["com.app.shop"])
         try await kernel.revoke("shop")
         #expect(throws: EventError.self) { try shop.events.publish(OrderPlaced(order: 1)) }
-        #expect(throws: EventError.self) { try shop.events.handle(OrderPlaced.self, as: "audit") { _ in } }
-        #expect(throws: EventError.self) { try kernel.events.handle(OrderPlaced.self, as: "host") { _ in } }
+        await #expect(throws: EventError.self) { try await shop.events.handle(OrderPlaced.self, as: "audit") { _ in } }
+        await #expect(throws: EventError.self) { try await kernel.events.handle(OrderPlaced.self, as: "host") { _ in } }
         await kernel.shutdown()
     }
 }

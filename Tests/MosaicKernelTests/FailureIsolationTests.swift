@@ -108,8 +108,10 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = try await offThePool {
+            defer { process.waitUntilExit() }
+            return output.fileHandleForReading.readDataToEndOfFile()
+        }
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(lines)")
         #expect(lines.contains("com.child.broken: failed"))

@@ -47,10 +47,10 @@ func temporaryDirectory() throws -> String {
         let dashboard = try #require(contexts["com.app.dashboard"])
         var values = dashboard.state.values(of: .preferences).makeAsyncIterator()
         #expect(await values.next()?.city == "Chicago")
-        try weather.state.update(.preferences) { $0.city = "Oslo" }
+        try await weather.state.update(.preferences) { $0.city = "Oslo" }
         #expect(await values.next()?.city == "Oslo")
-        try weather.state.set(.preferences, to: Preferences(city: "Oslo", units: "metric"))
-        try kernel.sharedState.update(.preferences) { $0.units = "imperial" }
+        try await weather.state.set(.preferences, to: Preferences(city: "Oslo", units: "metric"))
+        try await kernel.sharedState.update(.preferences) { $0.units = "imperial" }
         #expect(
             await values.next() == Preferences(city: "Oslo", units: "imperial"), "an unchanged write is not reported")
         #expect(dashboard.state[.preferences].units == "imperial")
@@ -63,8 +63,8 @@ func temporaryDirectory() throws -> String {
         try await kernel.boot()
         var cities = kernel.sharedState.values(of: .preferences, \.city).makeAsyncIterator()
         #expect(await cities.next() == "Chicago")
-        try kernel.sharedState.update(.preferences) { $0.units = "imperial" }
-        try kernel.sharedState.update(.preferences) { $0.city = "Lima" }
+        try await kernel.sharedState.update(.preferences) { $0.units = "imperial" }
+        try await kernel.sharedState.update(.preferences) { $0.city = "Lima" }
         #expect(await cities.next() == "Lima")
         await kernel.shutdown()
     }
@@ -76,8 +76,10 @@ func temporaryDirectory() throws -> String {
             eventModule("com.app.weather", contexts: contexts), eventModule("com.app.sports", contexts: contexts),
         ])
         try await kernel.boot()
-        try #require(contexts["com.app.weather"]).state.set(.weatherOnly, to: 3)
-        let error = #expect(throws: StateError.self) { try contexts["com.app.sports"]?.state.set(.weatherOnly, to: 4) }
+        try await #require(contexts["com.app.weather"]).state.set(.weatherOnly, to: 3)
+        let error = await #expect(throws: StateError.self) {
+            try await contexts["com.app.sports"]?.state.set(.weatherOnly, to: 4)
+        }
         #expect(error?.message == "com.app.sports may not write com.app.weather-only; only com.app.weather may.")
         #expect(kernel.sharedState[.weatherOnly] == 3)
         await kernel.shutdown()
@@ -90,7 +92,7 @@ func temporaryDirectory() throws -> String {
         let state = kernel.sharedState
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<100 {
-                group.addTask { for _ in 0..<100 { try? state.update(.counter) { $0 += 1 } } }
+                group.addTask { for _ in 0..<100 { try? await state.update(.counter) { $0 += 1 } } }
             }
         }
         #expect(state[.counter] == 10_000)
@@ -102,10 +104,11 @@ func temporaryDirectory() throws -> String {
         let directory = try temporaryDirectory()
         let first = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await first.boot()
-        try first.sharedState.update(.savedPreferences) { $0.city = "Lisbon" }
+        try await first.sharedState.update(.savedPreferences) { $0.city = "Lisbon" }
         await first.shutdown()
         let second = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await second.boot()
+        await second.sharedState.load(.savedPreferences)
         #expect(second.sharedState[.savedPreferences].city == "Lisbon")
         #expect(await second.diagnostics.isEmpty)
     }
@@ -115,16 +118,18 @@ func temporaryDirectory() throws -> String {
         let directory = try temporaryDirectory()
         let first = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await first.boot()
-        try first.sharedState.update(.storedPreferences) { $0.city = "Lisbon" }
+        try await first.sharedState.update(.storedPreferences) { $0.city = "Lisbon" }
         await first.shutdown()
         let second = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await second.boot()
+        await second.sharedState.load(.storedPreferences)
         #expect(second.sharedState[.storedPreferences].city == "Lisbon")
         #expect(await second.diagnostics.isEmpty)
         // The same identifier read as another type: the row cannot be decoded.
         let changedType = StateKey("com.app.stored-preferences", initial: 7, persistence: .database)
         let third = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await third.boot()
+        await third.sharedState.load(changedType)
         #expect(third.sharedState[changedType] == 7)
         let problem = try #require(await third.diagnostics.first { $0.code == .statePersistence })
         #expect(
@@ -138,6 +143,7 @@ func temporaryDirectory() throws -> String {
         try Data("{\"city\": 42".utf8).write(to: file)
         let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await kernel.boot()
+        await kernel.sharedState.load(.savedPreferences)
         #expect(kernel.sharedState[.savedPreferences].city == "Chicago")
         let problem = try #require(await kernel.diagnostics.first { $0.code == .statePersistence })
         #expect(problem.message.contains("cannot be read as Preferences"))
@@ -151,7 +157,8 @@ func temporaryDirectory() throws -> String {
     func noDirectory() async throws {
         let kernel = makeKernel([])
         try await kernel.boot()
-        try kernel.sharedState.update(.savedPreferences) { $0.city = "Oslo" }
+        try await kernel.sharedState.update(.savedPreferences) { $0.city = "Oslo" }
+        await kernel.sharedState.load(.savedPreferences)
         #expect(kernel.sharedState[.savedPreferences].city == "Oslo")
         #expect(await kernel.diagnostics.map(\.code) == [.statePersistence])
         await kernel.shutdown()

@@ -62,26 +62,26 @@ final class SilentSharedStore: SharedStatePersister {
 struct SharedStorageTests {
     static let city = StateKey("test.city", initial: "Chicago", persistence: .database)
 
-    @Test func aWriteEqualToAStaleValueStillReplacesWhatAnotherInstanceSaved() throws {
+    @Test func aWriteEqualToAStaleValueStillReplacesWhatAnotherInstanceSaved() async throws {
         let store = SilentSharedStore()
         let hub = StateHub(directory: nil, shared: store)
-        try hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
+        try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         // Another instance saves Tokyo; its notification has not arrived here, so this instance still reads Oslo.
         store.change("test.city", to: "\"Tokyo\"")
         #expect(hub.read(Self.city) == "Oslo")
         // Setting Oslo again is a real change for every other instance: it must reach the store.
-        try hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
+        try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         #expect(store.value("test.city") == "\"Oslo\"")
         #expect(hub.read(Self.city) == "Oslo")
     }
 
-    @Test func aWriteRunsItsChangeAgainOnTheValueAnotherInstanceSaved() throws {
+    @Test func aWriteRunsItsChangeAgainOnTheValueAnotherInstanceSaved() async throws {
         let store = SilentSharedStore()
         let hub = StateHub(directory: nil, shared: store)
         let count = StateKey("test.count", initial: 0, persistence: .database)
-        try hub.apply(count, as: StateHub.host) { $0 += 1 }
+        try await hub.apply(count, as: StateHub.host) { $0 += 1 }
         store.change("test.count", to: "41")
-        try hub.apply(count, as: StateHub.host) { $0 += 1 }
+        try await hub.apply(count, as: StateHub.host) { $0 += 1 }
         #expect(store.value("test.count") == "42")
         #expect(hub.read(count) == 42)
     }
@@ -95,11 +95,11 @@ struct SharedStorageTests {
         return StateHub(directory: nil, shared: store, events: EventHub(telemetry: telemetry, outbox: outbox))
     }
 
-    @Test func aTransactionCommitsItsWritesAndEventsTogetherAndRunsAgainOnAConflict() throws {
+    @Test func aTransactionCommitsItsWritesAndEventsTogetherAndRunsAgainOnAConflict() async throws {
         let store = SilentSharedStore()
         let hub = Self.hubWithOutbox(store)
         let count = StateKey("test.count", initial: 0, persistence: .database)
-        try hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
+        try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         // Another instance saves Tokyo, unseen here: the transaction's first try conflicts, and it runs again.
         store.change("test.city", to: "\"Tokyo\"")
         var transaction = StateTransaction()
@@ -107,14 +107,14 @@ struct SharedStorageTests {
         transaction.update(count) { $0 += 1 }
         transaction.update(count) { $0 += 1 }
         transaction.publish(OrderPlaced(order: 7))
-        try hub.commit(transaction, as: StateHub.host)
+        try await hub.commit(transaction, as: StateHub.host)
         #expect(store.value("test.city") == "\"Tokyo!\"")
         #expect(store.value("test.count") == "2", "two changes of one key in a transaction build on each other")
         #expect(hub.read(Self.city) == "Tokyo!" && hub.read(count) == 2)
         #expect(store.events.withLock { $0.map(\.type) } == ["com.test.order-placed"], "the event was stored once")
     }
 
-    @Test func aTransactionWhoseChangeOfAKeyInMemoryThrowsStoresNothing() throws {
+    @Test func aTransactionWhoseChangeOfAKeyInMemoryThrowsStoresNothing() async throws {
         let store = SilentSharedStore()
         let hub = Self.hubWithOutbox(store)
         let visits = StateKey("test.visits", initial: 0)
@@ -122,28 +122,28 @@ struct SharedStorageTests {
         transaction.set(Self.city, to: "Lima")
         transaction.publish(OrderPlaced(order: 9))
         transaction.update(visits) { _ in throw MailError.serverDown }
-        #expect(throws: MailError.self) { try hub.commit(transaction, as: StateHub.host) }
+        await #expect(throws: MailError.self) { try await hub.commit(transaction, as: StateHub.host) }
         #expect(store.value("test.city") == nil && store.events.withLock { $0.isEmpty })
     }
 
-    @Test func withoutSharedStorageATransactionWhoseSecondChangeThrowsStoresNothing() throws {
+    @Test func withoutSharedStorageATransactionWhoseSecondChangeThrowsStoresNothing() async throws {
         let hub = StateHub(directory: nil)
         let visits = StateKey("test.visits", initial: 0)
         var transaction = StateTransaction()
         transaction.set(Self.city, to: "Lima")
         transaction.update(visits) { _ in throw MailError.serverDown }
-        #expect(throws: MailError.self) { try hub.commit(transaction, as: StateHub.host) }
+        await #expect(throws: MailError.self) { try await hub.commit(transaction, as: StateHub.host) }
         #expect(hub.read(Self.city) == "Chicago")
     }
 
-    @Test func aTransactionWhoseChangeThrowsStoresNothing() throws {
+    @Test func aTransactionWhoseChangeThrowsStoresNothing() async throws {
         let store = SilentSharedStore()
         let hub = Self.hubWithOutbox(store)
         var transaction = StateTransaction()
         transaction.set(Self.city, to: "Lima")
         transaction.update(Self.city) { _ in throw MailError.serverDown }
         transaction.publish(OrderPlaced(order: 8))
-        #expect(throws: MailError.self) { try hub.commit(transaction, as: StateHub.host) }
+        await #expect(throws: MailError.self) { try await hub.commit(transaction, as: StateHub.host) }
         #expect(store.value("test.city") == nil && hub.read(Self.city) == "Chicago")
         #expect(store.events.withLock { $0.isEmpty })
     }

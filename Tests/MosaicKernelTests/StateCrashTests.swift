@@ -33,19 +33,24 @@ func stateWriter() throws -> URL {
             process.standardOutput = output
             try process.run()
             // Let a few writes complete, then kill the writer as soon as it says it starts another.
-            var lines = 0
-            while lines < 3 {
-                let data = output.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                lines += data.count { $0 == UInt8(ascii: "\n") }
+            let lines = try await offThePool {
+                var lines = 0
+                while lines < 3 {
+                    let data = output.fileHandleForReading.availableData
+                    if data.isEmpty { break }
+                    lines += data.count { $0 == UInt8(ascii: "\n") }
+                }
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return lines
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
             #expect(lines >= 3, "the writer should have started writing before it was killed")
 
             let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
             try await kernel.boot()
-            let value = kernel.sharedState[store == "file" ? .crashTest : .crashTestDatabase]
+            let key: StateKey<String> = store == "file" ? .crashTest : .crashTestDatabase
+            await kernel.sharedState.load(key)
+            let value = kernel.sharedState[key]
             #expect(await kernel.diagnostics.isEmpty, "the saved file must always be readable")
             #expect(value.utf8.count == 2_000_000 && Set(value.utf8).count == 1, "one whole round, not a torn one")
         }
@@ -60,9 +65,9 @@ func stateWriter() throws -> URL {
         func inode() throws -> Int? {
             try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int
         }
-        try kernel.sharedState.set(.crashTest, to: "first")
+        try await kernel.sharedState.set(.crashTest, to: "first")
         let first = try inode()
-        try kernel.sharedState.set(.crashTest, to: "second")
+        try await kernel.sharedState.set(.crashTest, to: "second")
         let second = try inode()
         #expect(first != nil && first != second)
         await kernel.shutdown()

@@ -6,21 +6,51 @@ import Testing
 
 @testable import MosaicKernel
 
-/// A persister whose saves wait until the test lets them go, announcing each one as it starts.
+/// A persister whose saves (and, with `holdsLoads`, loads) wait until the test lets them go, announcing each one
+/// as it starts: a storage that does not answer, for as long as the test wants.
 final class HeldPersister: StatePersister {
     let started = AsyncStream.makeStream(of: String.self)
-    private let release = DispatchSemaphore(value: 0)
+    private let holdsLoads: Bool
+    private let gate = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    /// The saves that completed, in order.
+    let saved = Mutex<[String]>([])
 
-    func load(_ id: String) throws -> SavedState? { nil }
-
-    func save(_ data: Data, version: Int, for id: String) throws {
-        started.continuation.yield(id)
-        release.wait()
+    init(holdsLoads: Bool = false) {
+        self.holdsLoads = holdsLoads
     }
 
-    func park(_ id: String, reason: String) throws -> String { "nowhere" }
+    func load(_ id: String) async throws -> SavedState? {
+        if holdsLoads { await hold(id) }
+        return nil
+    }
 
-    func letGo() { release.signal() }
+    func save(_ data: Data, version: Int, for id: String) async throws {
+        await hold(id)
+        saved.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
+    }
+
+    func park(_ id: String, reason: String) async throws -> String { "nowhere" }
+
+    private func hold(_ id: String) async {
+        started.continuation.yield(id)
+        await withCheckedContinuation { continuation in
+            let open = gate.withLock { gate in
+                if !gate.open { gate.waiting.append(continuation) }
+                return gate.open
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    /// Answers every call held, and every later one at once.
+    func letGo() {
+        let waiting = gate.withLock { gate in
+            gate.open = true
+            defer { gate.waiting = [] }
+            return gate.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct StateHubTests {
@@ -29,11 +59,11 @@ final class HeldPersister: StatePersister {
         let persister = HeldPersister()
         let hub = StateHub(directory: nil, persister: persister)
         let saved = StateKey("com.app.saved", initial: 0, persistence: .jsonFile)
-        let writing = Task.detached { try hub.write(saved, as: StateHub.host) { $0 = 1 } }
+        let writing = Task.detached { try await hub.write(saved, as: StateHub.host) { $0 = 1 } }
         for await id in persister.started.stream where id == "com.app.saved" { break }
         // The save is under way and held: none of these may wait for it.
         #expect(hub.read(.counter) == 0)
-        try hub.write(.counter, as: StateHub.host) { $0 = 5 }
+        try await hub.write(.counter, as: StateHub.host) { $0 = 5 }
         #expect(hub.read(.counter) == 5)
         #expect(hub.read(saved) == 0, "the value is published once it is saved")
         persister.letGo()
@@ -46,7 +76,7 @@ final class HeldPersister: StatePersister {
         let directory = try temporaryDirectory()
         let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await kernel.boot()
-        try kernel.sharedState.set(.storedPreferences, to: Preferences(city: "Oslo", units: "metric"))
+        try await kernel.sharedState.set(.storedPreferences, to: Preferences(city: "Oslo", units: "metric"))
         #expect(FileManager.default.fileExists(atPath: directory + "/state.sqlite-wal"))
         await kernel.shutdown()
     }
@@ -59,26 +89,31 @@ final class HeldPersister: StatePersister {
         // the lock go: no time passes in the test, and the write cannot finish while the lock is held.
         let (busy, announce) = AsyncStream.makeStream(of: Void.self)
         let lockReleased = DispatchSemaphore(value: 0)
-        let database = try StateDatabase(
+        let database = StateDatabase(
             directory: directory,
             busyMode: .callback { _ in
                 announce.yield()
                 lockReleased.wait()
                 return true
             })
-        let impatient = try StateDatabase(directory: directory, busyTimeout: .zero)
+        let impatient = StateDatabase(directory: directory, busyTimeout: .zero)
+        // Opened (the tables made) before the lock is taken: only the saves below meet it.
+        try await database.open()
+        try await impatient.open()
         var holding = Configuration()
         holding.allowsUnsafeTransactions = true  // the lock stays held between the two accesses below
         let holder = try DatabaseQueue(path: directory + "/state.sqlite", configuration: holding)
         try holder.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
         // Without waiting, a write fails at once: what a busy timeout of zero shows, and what happened before.
-        #expect(throws: (any Error).self) { try impatient.save(Data("1".utf8), version: 1, for: "com.app.count") }
-        // The save blocks its thread while it waits: a thread of its own, not one of the few the tests share.
+        await #expect(throws: (any Error).self) {
+            try await impatient.save(Data("1".utf8), version: 1, for: "com.app.count")
+        }
+        // The save waits on GRDB's own thread, not one of the cooperative pool's.
         let saved = Atomic(false)
         let (outcome, finish) = AsyncStream.makeStream(of: (any Error)?.self)
-        Thread.detachNewThread {
+        Task {
             do {
-                try database.save(Data("2".utf8), version: 1, for: "com.app.count")
+                try await database.save(Data("2".utf8), version: 1, for: "com.app.count")
                 saved.store(true, ordering: .sequentiallyConsistent)
                 finish.yield(nil)
             } catch {
@@ -94,6 +129,7 @@ final class HeldPersister: StatePersister {
         var results = outcome.makeAsyncIterator()
         let failure = await results.next()
         #expect(failure.map { $0 == nil } == true, "\(String(describing: failure))")
-        #expect(try database.load("com.app.count") == SavedState(data: Data("2".utf8), version: 1))
+        let loaded = try await database.load("com.app.count")
+        #expect(loaded == SavedState(data: Data("2".utf8), version: 1))
     }
 }

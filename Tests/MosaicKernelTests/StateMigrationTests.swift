@@ -24,7 +24,7 @@ struct MigrationStore: CustomTestStringConvertible, Sendable {
     static let all = [MigrationStore(persistence: .jsonFile), MigrationStore(persistence: .database)]
 
     func persister(in directory: String) throws -> any StatePersister {
-        persistence == .jsonFile ? StateFiles(directory: directory) : try StateDatabase(directory: directory)
+        persistence == .jsonFile ? StateFiles(directory: directory) : StateDatabase(directory: directory)
     }
 
     /// `json` saved as code from before versions saved it: a plain file, or a row of a database without a
@@ -88,6 +88,7 @@ extension StateKey where Value == City {
 func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) async throws -> (Value, [Diagnostic]) {
     let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
     try await kernel.boot()
+    await kernel.sharedState.load(key)
     let value = kernel.sharedState[key]
     let diagnostics = await kernel.diagnostics.with(.statePersistence)
     await kernel.shutdown()
@@ -105,7 +106,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let (value, problems) = try await readThroughKernel(.migratedCity(store.persistence), in: directory)
         #expect(value == City(name: "Oslo", country: "unknown"))
         #expect(problems.isEmpty, "\(problems)")
-        let saved = try #require(try store.persister(in: directory).load("com.app.favourite-city"))
+        let saved = try await #require(try store.persister(in: directory).load("com.app.favourite-city"))
         #expect(saved.version == 3)
         #expect(try JSONDecoder().decode(City.self, from: saved.data) == City(name: "Oslo", country: "unknown"))
     }
@@ -127,7 +128,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
                     return City(name: old.name, country: "unknown")
                 },
             ])
-        try store.persister(in: directory).save(Data(#"{"name":"Lima"}"#.utf8), version: 2, for: key.id)
+        try await store.persister(in: directory).save(Data(#"{"name":"Lima"}"#.utf8), version: 2, for: key.id)
         let (value, problems) = try await readThroughKernel(key, in: directory)
         #expect(value == City(name: "Lima", country: "unknown"))
         #expect(problems.isEmpty, "\(problems)")
@@ -148,9 +149,9 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         // And a write after the migration keeps the key's version.
         let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await kernel.boot()
-        try kernel.sharedState.update(.migratedCity(store.persistence)) { $0.country = "NO" }
+        try await kernel.sharedState.update(.migratedCity(store.persistence)) { $0.country = "NO" }
         await kernel.shutdown()
-        let saved = try #require(try store.persister(in: directory).load("com.app.favourite-city"))
+        let saved = try await #require(try store.persister(in: directory).load("com.app.favourite-city"))
         #expect(saved == SavedState(data: Data(#"{"country":"NO","name":"Oslo"}"#.utf8), version: 3))
     }
 
@@ -189,7 +190,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let future = Data(#"{"name":"Oslo","population":709000}"#.utf8)
-        try store.persister(in: directory).save(future, version: 4, for: "com.app.favourite-city")
+        try await store.persister(in: directory).save(future, version: 4, for: "com.app.favourite-city")
         let (value, problems) = try await readThroughKernel(.migratedCity(store.persistence), in: directory)
         #expect(value == City(name: "Chicago", country: "US"))
         let problem = try #require(problems.first)
@@ -220,7 +221,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
     func wrongStepResultParks(store: MigrationStore) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try store.persister(in: directory).save(Data(#"{"name":"Lima"}"#.utf8), version: 2, for: "com.app.city")
+        try await store.persister(in: directory).save(Data(#"{"name":"Lima"}"#.utf8), version: 2, for: "com.app.city")
         let key = StateKey(
             "com.app.city", initial: City(name: "Chicago", country: "US"), persistence: store.persistence,
             version: 3, migrations: [.from(2, as: CityV2.self) { $0 }])  // forgot to add the country
@@ -233,35 +234,37 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
     }
 
     @Test("an old state database gains the version column, keeping its rows and its parked rows")
-    func databaseSchemaMigration() throws {
+    func databaseSchemaMigration() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = MigrationStore(persistence: .database)
         try store.saveUnversioned("\"Bulls\"", for: "com.app.team", in: directory)
         // Opened twice: the second open finds the column and leaves the schema alone.
-        _ = try StateDatabase(directory: directory)
-        let database = try StateDatabase(directory: directory)
-        #expect(try database.load("com.app.team") == SavedState(data: Data("\"Bulls\"".utf8), version: 1))
+        try await StateDatabase(directory: directory).open()
+        let database = StateDatabase(directory: directory)
+        try await database.open()
+        let loaded = try await database.load("com.app.team")
+        #expect(loaded == SavedState(data: Data("\"Bulls\"".utf8), version: 1))
         let queue = try DatabaseQueue(path: database.path)
-        let columns = try queue.read { db in
+        let columns = try await queue.read { db in
             try ["mosaic_state", "mosaic_state_unreadable"].map { try db.columns(in: $0).map(\.name) }
         }
         #expect(columns.allSatisfy { $0.filter { $0 == "version" }.count == 1 }, "\(columns)")
     }
 
     @Test("a file at version 1 stays plain JSON; later versions are wrapped in an envelope read back byte for byte")
-    func fileFormat() throws {
+    func fileFormat() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let files = StateFiles(directory: directory)
-        try files.save(Data("[1,2]".utf8), version: 1, for: "com.app.one")
+        try await files.save(Data("[1,2]".utf8), version: 1, for: "com.app.one")
         #expect(try Data(contentsOf: files.url(for: "com.app.one")) == Data("[1,2]".utf8))
         let value = Data(#"{"b":1.5e300,"a":[]}"#.utf8)
-        try files.save(value, version: 7, for: "com.app.seven")
+        try await files.save(value, version: 7, for: "com.app.seven")
         #expect(
             try String(contentsOf: files.url(for: "com.app.seven"), encoding: .utf8)
                 == #"{"mosaic-state-version":7,"value":{"b":1.5e300,"a":[]}}"#)
-        #expect(try files.load("com.app.seven") == SavedState(data: value, version: 7))
+        await #expect(try files.load("com.app.seven") == SavedState(data: value, version: 7))
         // Edited by hand with whitespace, still an envelope; anything else is a plain version-1 value.
         let edited = Data("{\n  \"mosaic-state-version\" : 2,\n  \"value\" : \"Oslo\"\n}\n".utf8)
         #expect(StateEnvelope.open(edited) == SavedState(data: Data("\"Oslo\"".utf8), version: 2))

@@ -337,7 +337,7 @@ extension TestMetrics {
                 serviceModule("com.app.reader") { module in
                     module.participate(in: .launch) { context in
                         _ = try? context.services.resolve(.clock)
-                        try context.state.set(.persistedNote, to: "saved")
+                        try await context.state.set(.persistedNote, to: "saved")
                     }
                 }
             ], options: options)

@@ -66,7 +66,8 @@ struct DurableInstance {
         if let handle {
             factories.append(
                 ModuleFactory(manifest: Manifest(id: "com.test.mail", version: "1.0.0", entitlements: ["mail"])) {
-                    ClosureModule { context in try context.events.handle(Receipt.self, as: "send-receipt", handle) }
+                    ClosureModule { context in try await context.events.handle(Receipt.self, as: "send-receipt", handle)
+                    }
                 })
         }
         var catalog = ModuleCatalog()
@@ -97,7 +98,7 @@ struct PostgresDurableEventTests {
         let a = try await DurableInstance.boot(url) { deliveries.record($0, on: "a") }
         let b = try await DurableInstance.boot(url) { deliveries.record($0, on: "b") }
         let count = 400
-        for order in 1...count { try a.shop.events.publish(Receipt(order: order)) }
+        for order in 1...count { try await a.shop.events.publish(Receipt(order: order)) }
         await deliveries.waitFor(distinct: count)
         let handled = deliveries.all
         #expect(handled.count == count, "no event was handled twice while nothing crashed")
@@ -124,7 +125,7 @@ struct PostgresDurableEventTests {
             INSERT INTO mosaic_event_handler (subscriber, module, event_type)
             VALUES ('com.test.mail/send-receipt', 'com.test.mail', 'com.test.receipt')
             """, in: database)
-        try publisher.shop.events.publish(Receipt(order: 1))
+        try await publisher.shop.events.publish(Receipt(order: 1))
         _ = try await server.execute(
             "UPDATE mosaic_delivery SET attempts = 1, claimed_until = now() + interval '1 second'", in: database)
         let deliveries = Deliveries()
@@ -144,7 +145,7 @@ struct PostgresDurableEventTests {
             deliveries.record(envelope, on: "a")
         }
         let b = try await DurableInstance.boot(url, options: Self.quick, handle: nil)
-        try b.shop.events.publish(Receipt(order: 9))
+        try await b.shop.events.publish(Receipt(order: 9))
         var parked: [UndeliveredEvent] = []
         while parked.isEmpty {
             parked = try await b.kernel.undeliveredEvents()
@@ -173,10 +174,12 @@ struct PostgresDurableEventTests {
                     for order in 1...perInstance {
                         // A transaction that loses every race is refused whole; running it again is the caller's.
                         var refusals = 0
-                        while (try? instance.shop.state.transaction { transaction in
-                            transaction.update(.counter) { $0 += 1 }
-                            transaction.publish(Receipt(order: order))
-                        }) == nil, refusals < 100 {
+                        while await
+                            (try? instance.shop.state.transaction { transaction in
+                                transaction.update(.counter) { $0 += 1 }
+                                transaction.publish(Receipt(order: order))
+                            }) == nil, refusals < 100
+                        {
                             refusals += 1
                         }
                         #expect(refusals < 100, "a transaction was refused 100 times in a row")
@@ -198,7 +201,7 @@ struct PostgresDurableEventTests {
         let url = try await TestServer.running().makeDatabase()
         let a = try await DurableInstance.boot(url, options: Self.quick) { _ in }
         try await a.kernel.revoke("mail")
-        try a.shop.events.publish(Receipt(order: 1))
+        try await a.shop.events.publish(Receipt(order: 1))
         try await a.kernel.uninstall("com.test.mail")
         let b = try await DurableInstance.boot(url, options: Self.quick, handle: nil)
         let abandoned = try await b.kernel.undeliveredEvents()

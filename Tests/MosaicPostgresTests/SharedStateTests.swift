@@ -13,17 +13,18 @@ struct PostgresSharedStateTests {
         let a = try await Instance.boot(url)
         let b = try await Instance.boot(url)
         let seen = b.kernel.sharedState.values(of: .city)
-        try a.kernel.sharedState.set(.city, to: "Oslo")
+        try await a.kernel.sharedState.set(.city, to: "Oslo")
         #expect(await first(seen) { $0 == "Oslo" } == "Oslo")
         #expect(b.kernel.sharedState[.city] == "Oslo")
         // A key persisted as a file lives in the database too: a file on one instance's disk reaches no other.
         let notes = a.kernel.sharedState.values(of: .note)
-        try b.kernel.sharedState.set(.note, to: "from b")
+        try await b.kernel.sharedState.set(.note, to: "from b")
         #expect(await first(notes) { $0 == "from b" } == "from b")
         await a.stop()
         await b.stop()
         // A new instance reads what the others left.
         let c = try await Instance.boot(url)
+        await c.kernel.sharedState.load(.city)
         #expect(c.kernel.sharedState[.city] == "Oslo")
         await c.stop()
     }
@@ -39,7 +40,7 @@ struct PostgresSharedStateTests {
                     for _ in 0..<perInstance {
                         // A write that loses every compare-and-set race is refused whole, never half-applied;
                         // writing it again, as its error says, is the caller's part.
-                        while (try? instance.kernel.sharedState.update(.counter) { $0 += 1 }) == nil {}
+                        while await (try? instance.kernel.sharedState.update(.counter) { $0 += 1 }) == nil {}
                     }
                 }
             }
@@ -59,7 +60,7 @@ struct PostgresSharedStateTests {
         let server = try TestServer.running()
         let url = try await server.makeDatabase()
         let a = try await Instance.boot(url)
-        try a.kernel.sharedState.set(.city, to: "Lisbon")
+        try await a.kernel.sharedState.set(.city, to: "Lisbon")
         let seen = a.kernel.sharedState.values(of: .city)
         try await server.execute(
             "UPDATE mosaic_state SET value = '\"Tokyo\"' WHERE id = 'com.test.city'", in: Self.name(of: url))
@@ -79,7 +80,7 @@ struct PostgresSharedStateTests {
         try await server.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'",
             in: Self.name(of: url))
-        try a.kernel.sharedState.set(.city, to: "New York")
+        try await a.kernel.sharedState.set(.city, to: "New York")
         #expect(await first(seen) { $0 == "New York" } == "New York")
         await a.stop()
         await b.stop()
@@ -89,12 +90,13 @@ struct PostgresSharedStateTests {
         let server = try TestServer.running()
         let url = try await server.makeDatabase()
         let old = try await Instance.boot(url)
-        try old.kernel.sharedState.set(.counter, to: 41)
+        try await old.kernel.sharedState.set(.counter, to: 41)
         await old.stop()
         let counted = StateKey<Tally>(
             "com.test.counter", initial: Tally(count: 0), persistence: .database, version: 2,
             migrations: [.from(1, as: Int.self) { Tally(count: $0) }])
         let new = try await Instance.boot(url)
+        await new.kernel.sharedState.load(counted)
         #expect(new.kernel.sharedState[counted] == Tally(count: 41))
         let rows = try await server.execute(
             "SELECT version FROM mosaic_state WHERE id = 'com.test.counter'", in: Self.name(of: url))

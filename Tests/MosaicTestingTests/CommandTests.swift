@@ -56,6 +56,13 @@ func ghostExecutable() throws -> URL {
 /// and standard error (in a file, so that neither pipe can fill while the other is read).
 func runToEnd(
     _ program: URL, _ arguments: [String], input: String? = nil
+) async throws -> (status: Int32, output: String, errors: String) {
+    try await offThePool { try runToEndBlocking(program, arguments, input: input) }
+}
+
+/// ``runToEnd(_:_:input:)``, waiting on the calling thread.
+private func runToEndBlocking(
+    _ program: URL, _ arguments: [String], input: String?
 ) throws -> (status: Int32, output: String, errors: String) {
     let process = Process()
     process.executableURL = program
@@ -139,11 +146,11 @@ enum SuppliedCommandHost: CommandableHost {
     }
 
     @Test("validate finds nothing wrong with Ghost's catalog, in-process and as `ghost validate` (exit 0)")
-    func ghostIsClean() throws {
+    func ghostIsClean() async throws {
         let (text, failed) = try Validate<GhostCommandHost>.parse([]).output()
         #expect(!failed, "\(text)")
         #expect(text.contains("0 error(s)"))
-        let run = try runToEnd(try ghostExecutable(), ["validate"])
+        let run = try await runToEnd(try ghostExecutable(), ["validate"])
         #expect(run.status == 0, "\(run.output)")
     }
 
@@ -239,20 +246,20 @@ enum SuppliedCommandHost: CommandableHost {
     }
 
     @Test("ghost exits 0 when clean, 1 on a link not handled, 2 on a usage error (with the fix on standard error)")
-    func exitCodes() throws {
+    func exitCodes() async throws {
         let ghost = try ghostExecutable()
-        let opened = try runToEnd(ghost, ["open", "ghost://dashboard/weather/city?name=Oslo"])
+        let opened = try await runToEnd(ghost, ["open", "ghost://dashboard/weather/city?name=Oslo"])
         #expect(opened.status == 0, "\(opened.output)\(opened.errors)")
-        let failed = try runToEnd(ghost, ["open", "ghost://dashboard/weather/city?name=Atlantis"])
+        let failed = try await runToEnd(ghost, ["open", "ghost://dashboard/weather/city?name=Atlantis"])
         #expect(failed.status == 1, "\(failed.output)\(failed.errors)")
         #expect(failed.output.contains("not handled"))
-        let badFormat = try runToEnd(ghost, ["validate", "--format", "xml"])
+        let badFormat = try await runToEnd(ghost, ["validate", "--format", "xml"])
         #expect(badFormat.status == 2, "\(badFormat.errors)")
         #expect(badFormat.errors.contains("text") && badFormat.errors.contains("json"), "\(badFormat.errors)")
-        let unknownModule = try runToEnd(ghost, ["canvas", "com.ghost.nope"])
+        let unknownModule = try await runToEnd(ghost, ["canvas", "com.ghost.nope"])
         #expect(unknownModule.status == 2, "\(unknownModule.errors)")
         #expect(unknownModule.errors.contains("com.ghost.weather"), "\(unknownModule.errors)")
-        let help = try runToEnd(ghost, ["graph", "--help"])
+        let help = try await runToEnd(ghost, ["graph", "--help"])
         #expect(help.status == 0)
         #expect(help.output.contains("--format"))
     }
@@ -265,7 +272,7 @@ enum SuppliedCommandHost: CommandableHost {
         let dotProgram = try #require(onPath("dot"))
         for arguments in [["--format", "dot"], ["--format", "dot", "--module", "com.ghost.weather"]] {
             let text = try await Graph<GhostCommandHost>.parse(arguments).output()
-            let drawn = try runToEnd(dotProgram, ["-Tsvg"], input: text)
+            let drawn = try await runToEnd(dotProgram, ["-Tsvg"], input: text)
             #expect(drawn.status == 0, "dot rejected \(arguments): \(drawn.errors)\n\(text)")
             #expect(drawn.output.contains("<svg"))
         }

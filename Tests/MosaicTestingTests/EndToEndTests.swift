@@ -38,8 +38,10 @@ struct EndToEndTests {
         driver.standardOutput = pipe
         driver.standardError = pipe
         try driver.run()
-        let log = String(decoding: try pipe.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
-        driver.waitUntilExit()
+        let log = try await offThePool {
+            defer { driver.waitUntilExit() }
+            return String(decoding: try pipe.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
+        }
         #expect(
             driver.terminationStatus == 0,
             "drive.py: \(log)\nNeeds chromium, chromium-driver and selenium; .ci/run installs them.")

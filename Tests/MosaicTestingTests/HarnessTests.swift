@@ -112,7 +112,9 @@ struct HarnessTests {
 
     @Test("an activation made to hang is failed after the time limit; the others still start")
     func activationHangs() async throws {
-        var harness = TestHarness(WeatherModule.self, ArtModule.self)
+        // Location, not Weather: Weather's activation first loads its state keys, with a deadline that would be a
+        // second sleeper on the clock, racing the one this test waits for.
+        var harness = TestHarness(LocationModule.self, ArtModule.self)
         let clock = ManualClock()
         harness.options.clock = clock
         harness.hangActivation(of: "com.ghost.art")
@@ -121,7 +123,7 @@ struct HarnessTests {
         clock.advance(by: harness.options.activationTimeLimit)
         let app = try await start.value
         await app.expect("com.ghost.art", .failed(reason: "did not finish"))
-        await app.expect("com.ghost.weather", .active)
+        await app.expect("com.ghost.location", .active)
         await app.shutdown()
     }
 
@@ -185,7 +187,7 @@ struct HarnessTests {
             #expect(envelope.sender == "com.ghost.weather")
             #expect(envelope.event == FeatureOpened(feature: "weather"))
 
-            try app.sharedState.set(.favouriteCity, to: "Chicago")
+            try await app.sharedState.set(.favouriteCity, to: "Chicago")
             let widget = try #require(try await app.contents(of: .dashboardWidgets).first)
             #expect(widget.blocks.first == .heading("Chicago"))
         }

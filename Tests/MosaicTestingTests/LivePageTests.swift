@@ -53,7 +53,7 @@ struct LivePageTests {
         try await app.grant("weather")
         #expect(await next(&events, containing: #"data-module=\"com.ghost.weather\""#) != nil)
 
-        try app.sharedState.set(.favouriteCity, to: "Lisbon")
+        try await app.sharedState.set(.favouriteCity, to: "Lisbon")
         #expect(await next(&events, containing: "<h3>Lisbon</h3>") != nil)
     }
 
@@ -64,7 +64,7 @@ struct LivePageTests {
         let current = try #require(await first.next().flatMap(version(of:)))
 
         var reconnected = web.liveEvents("/dashboard", have: current).makeAsyncIterator()
-        try app.sharedState.set(.favouriteCity, to: "Oslo")
+        try await app.sharedState.set(.favouriteCity, to: "Oslo")
         let event = try #require(await reconnected.next())
         #expect(event.contains("<h3>Oslo</h3>"))
         #expect(version(of: event) != current)
@@ -91,7 +91,7 @@ struct LivePageTests {
                 #expect(received.lowercased().contains("content-type: text/event-stream"))
                 #expect(!received.lowercased().contains("content-length"))
                 #expect(received.contains("Content-Security-Policy"))
-                try app.sharedState.set(.favouriteCity, to: "Lisbon")
+                try await app.sharedState.set(.favouriteCity, to: "Lisbon")
                 while !received.contains("<h3>Lisbon</h3>"), let buffer = try await iterator.next() {
                     received += String(buffer: buffer)
                 }

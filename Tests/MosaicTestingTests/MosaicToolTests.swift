@@ -4,11 +4,11 @@ import MosaicTool
 import Testing
 
 /// A new temporary directory, removed by `body`'s end.
-func withTemporaryDirectory<Result>(_ body: (URL) throws -> Result) throws -> Result {
+func withTemporaryDirectory<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-tool-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
-    return try body(directory)
+    return try await body(directory)
 }
 
 /// Manifest files with a cycle (a ↔ b), a missing dependency (c), a version mismatch (d wants e 2.x, e is 1.0.0),
@@ -50,8 +50,8 @@ func mosaicExecutable() throws -> URL {
 
 @Suite struct MosaicToolTests {
     @Test("mosaic validate DIR reports the cycle, the missing dependency and the version mismatch with fixes")
-    func validateBroken() throws {
-        try withTemporaryDirectory { directory in
+    func validateBroken() async throws {
+        try await withTemporaryDirectory { directory in
             try writeBrokenManifests(in: directory)
             let (text, failed) = try ValidateDirectory.parse([directory.path, "--host-version", "2.1.0"]).output()
             #expect(failed)
@@ -64,15 +64,16 @@ func mosaicExecutable() throws -> URL {
             // The files that could not be read or parsed are diagnostics naming them, not a crash.
             #expect(text.contains("broken.json:1:21") && text.contains("not valid JSON"), "\(text)")
             #expect(text.contains("folder.json") && text.contains("a directory, not a manifest file"), "\(text)")
-            let run = try runToEnd(try mosaicExecutable(), ["validate", directory.path, "--host-version", "2.1.0"])
+            let run = try await runToEnd(
+                try mosaicExecutable(), ["validate", directory.path, "--host-version", "2.1.0"])
             #expect(run.status == 1, "\(run.output)\(run.errors)")
             #expect(run.output.contains("[dependency.cycle]"))
         }
     }
 
     @Test("mosaic validate DIR --format json parses and carries the codes, under the host version and grants given")
-    func validateJSON() throws {
-        try withTemporaryDirectory { directory in
+    func validateJSON() async throws {
+        try await withTemporaryDirectory { directory in
             try writeBrokenManifests(in: directory)
             func codes(_ arguments: [String]) throws -> Set<String> {
                 let (text, failed) = try ValidateDirectory.parse([directory.path, "--format", "json"] + arguments)
@@ -97,24 +98,24 @@ func mosaicExecutable() throws -> URL {
     }
 
     @Test("mosaic validate DIR exits 0 on sound files, 2 without a host version")
-    func validateClean() throws {
-        try withTemporaryDirectory { directory in
+    func validateClean() async throws {
+        try await withTemporaryDirectory { directory in
             try writeSoundManifests(in: directory)
             let (text, failed) = try ValidateDirectory.parse([directory.path, "--host-version", "1.0.0"]).output()
             #expect(!failed, "\(text)")
             #expect(text.contains("0 error(s)"), "\(text)")
             let mosaic = try mosaicExecutable()
-            let clean = try runToEnd(mosaic, ["validate", directory.path, "--host-version", "1.0.0"])
+            let clean = try await runToEnd(mosaic, ["validate", directory.path, "--host-version", "1.0.0"])
             #expect(clean.status == 0, "\(clean.output)\(clean.errors)")
-            let usage = try runToEnd(mosaic, ["validate", directory.path])
+            let usage = try await runToEnd(mosaic, ["validate", directory.path])
             #expect(usage.status == 2)
             #expect(usage.errors.contains("--host-version"), "\(usage.errors)")
         }
     }
 
     @Test("mosaic new module writes the interface, the module, a MosaicTesting test and a README")
-    func newModule() throws {
-        try withTemporaryDirectory { directory in
+    func newModule() async throws {
+        try await withTemporaryDirectory { directory in
             let target = directory.appendingPathComponent("payments")
             let mosaicCheckout = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
                 .deletingLastPathComponent().deletingLastPathComponent()
@@ -137,15 +138,15 @@ func mosaicExecutable() throws -> URL {
     }
 
     @Test("mosaic new module rejects an invalid identifier naming the rule, and a non-empty directory (exit 2)")
-    func newModuleRefuses() throws {
+    func newModuleRefuses() async throws {
         #expect(throws: (any Error).self) { try NewModule.parse(["Com.Acme"]) }
         let mosaic = try mosaicExecutable()
-        let invalid = try runToEnd(mosaic, ["new", "module", "payments"])
+        let invalid = try await runToEnd(mosaic, ["new", "module", "payments"])
         #expect(invalid.status == 2)
         #expect(invalid.errors.contains("use at least two segments"), "\(invalid.errors)")
-        try withTemporaryDirectory { directory in
+        try await withTemporaryDirectory { directory in
             try Data("mine".utf8).write(to: directory.appendingPathComponent("notes.txt"))
-            let refused = try runToEnd(mosaic, ["new", "module", "com.acme.payments", "--path", directory.path])
+            let refused = try await runToEnd(mosaic, ["new", "module", "com.acme.payments", "--path", directory.path])
             #expect(refused.status == 2, "\(refused.errors)")
             #expect(refused.errors.contains("is not empty"), "\(refused.errors)")
             let kept = try String(contentsOf: directory.appendingPathComponent("notes.txt"), encoding: .utf8)
@@ -155,8 +156,8 @@ func mosaicExecutable() throws -> URL {
     }
 
     @Test("mosaic new host writes an executable with the embedded commands and its module list")
-    func newHost() throws {
-        try withTemporaryDirectory { directory in
+    func newHost() async throws {
+        try await withTemporaryDirectory { directory in
             let target = directory.appendingPathComponent("shop")
             _ = try NewHost.parse(["Shop", "--path", target.path]).generate()
             let entry = try String(

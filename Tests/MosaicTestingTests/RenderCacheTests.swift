@@ -79,11 +79,11 @@ struct RenderCacheTests {
             #expect(try await client.get("/dashboard").body == first.body)
             #expect(builds() == built)
 
-            try app.sharedState.set(.unread, to: "elsewhere")
+            try await app.sharedState.set(.unread, to: "elsewhere")
             #expect(try await client.get("/dashboard").body == first.body)
             #expect(builds() == built)
 
-            try app.sharedState.set(.note, to: "second")
+            try await app.sharedState.set(.note, to: "second")
             #expect(try await client.get("/dashboard").body.contains("note: second"))
             #expect(builds() == built + 1)
 

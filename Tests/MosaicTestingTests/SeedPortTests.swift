@@ -158,7 +158,7 @@ struct CollectorModule: Module {
     static let manifest = Manifest(id: "com.test.collector", version: "1.0.0")
     static func register(in module: inout ModuleRegistrar) {
         module.participate(in: .launch) { context in
-            try context.state.set(.collectedGreetings, to: try await context.contributions.values(of: .greetings))
+            try await context.state.set(.collectedGreetings, to: try await context.contributions.values(of: .greetings))
         }
     }
 }

@@ -54,7 +54,7 @@ struct NoteV2: DurableEvent {
 struct NoteModule: Module {
     static let manifest = Manifest(id: "com.test.notes", version: "1.0.0")
     func activate(_ context: ActivationContext) async throws {
-        try context.events.handle(NoteV2.self, as: "file") { _ in }
+        try await context.events.handle(NoteV2.self, as: "file") { _ in }
     }
 }
 
@@ -286,7 +286,7 @@ struct WebHostTests {
     @Test("Modules lists undelivered durable events; resubmitting one takes the page's token")
     func undeliveredEvents() async throws {
         let (app, web) = try await ghostWeb([NoteModule.self])
-        try app.kernel.events.publish(NoteV1(id: 1))
+        try await app.kernel.events.publish(NoteV1(id: 1))
         while try await app.kernel.undeliveredEvents().isEmpty { await Task.yield() }
         try await Application(router: web.router()).test(.router) { client in
             let page = try await client.get("/modules").body

@@ -29,5 +29,5 @@ while true {
     round += 1
     // Unbuffered, so the test knows at once that a write is starting.
     FileHandle.standardOutput.write(Data("\(round)\n".utf8))
-    try kernel.sharedState.set(key, to: String(repeating: String(round % 10), count: 2_000_000))
+    try await kernel.sharedState.set(key, to: String(repeating: String(round % 10), count: 2_000_000))
 }

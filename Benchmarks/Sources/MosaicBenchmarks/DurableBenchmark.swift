@@ -51,7 +51,7 @@ struct DurableBenchInstance {
         if let name {
             catalog.add(
                 ModuleFactory(manifest: Manifest(id: "bench.mail", version: "1.0.0", entitlements: ["mail"])) {
-                    BenchModule { context in try context.events.handle(BenchReceipt.self, as: name, handle) }
+                    BenchModule { context in try await context.events.handle(BenchReceipt.self, as: name, handle) }
                 })
         }
         let kernel = Kernel(
@@ -128,7 +128,7 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
         }
         let publishing = ContinuousClock.now
         for order in 1...events {
-            try instances[0].shop.events.publish(BenchReceipt(order: order, sentAt: 0))
+            try await instances[0].shop.events.publish(BenchReceipt(order: order, sentAt: 0))
         }
         let published = publishing.duration(to: .now)
         if consumers == 1 {
@@ -154,7 +154,8 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
     let consumer = try await DurableBenchInstance.boot(url, handler: "latency") { arrivals.arrived($0.event) }
     let publisher = try await DurableBenchInstance.boot(url)
     for round in 1...(rounds + 50) {
-        try publisher.shop.events.publish(BenchReceipt(order: round, sentAt: DispatchTime.now().uptimeNanoseconds))
+        try await publisher.shop.events.publish(
+            BenchReceipt(order: round, sentAt: DispatchTime.now().uptimeNanoseconds))
         await arrivals.wait(for: round)
         if round == 50 { _ = arrivals.takeLatencies() }
     }
@@ -191,7 +192,7 @@ private func inSeconds(_ duration: Duration) -> Double {
 func runDurablePublisher(url: String, count: Int) async throws {
     let instance = try await DurableBenchInstance.boot(url)
     for order in 1...count {
-        try instance.shop.events.publish(BenchReceipt(order: order, sentAt: 0))
+        try await instance.shop.events.publish(BenchReceipt(order: order, sentAt: 0))
         print("committed \(order)")
         fflush(nil)
     }

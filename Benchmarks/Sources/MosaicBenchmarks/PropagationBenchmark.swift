@@ -32,7 +32,7 @@ func runPropagationBenchmark(url: String, rounds: Int = 500) async throws {
     var arrivals: [Duration] = []
     for round in 1...(rounds + 50) {
         let began = ContinuousClock.now
-        try writer.sharedState.set(.propagated, to: start + round)
+        try await writer.sharedState.set(.propagated, to: start + round)
         let written = ContinuousClock.now
         while let value = await seen.next(), value != start + round {}
         guard round > 50 else { continue }

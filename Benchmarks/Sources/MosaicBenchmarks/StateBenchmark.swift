@@ -20,7 +20,7 @@ func runStateBenchmark(rounds: Int = 50) async throws {
         let state = kernel.sharedState
         let timings = try await fanOut(
             observers: observers, rounds: rounds, subscribe: { state.values(of: .benchmarkCounter) },
-            accept: { $0 > 0 }, trigger: { round in try state.set(.benchmarkCounter, to: round) })
+            accept: { $0 > 0 }, trigger: { round in try await state.set(.benchmarkCounter, to: round) })
         await kernel.shutdown()
         guard printing else { continue }
         let nanoseconds = Int((timings.delivered * 1_000 / Double(observers)).rounded())

@@ -39,6 +39,9 @@ public struct DeeplinkError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let pendingLimit = Code(rawValue: "pending-limit")
         /// The handler threw.
         public static let handlerFailed = Code(rawValue: "handler-failed")
+        /// The handler's write (shared state, a durable event) did not reach its storage in time; opening the link
+        /// again later may succeed.
+        public static let storageUnavailable = Code(rawValue: "storage-unavailable")
         /// The handler may change the app's state, and the link was to be opened only if it does not.
         public static let needsConfirmation = Code(rawValue: "needs-confirmation")
     }

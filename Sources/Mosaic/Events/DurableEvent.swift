@@ -10,10 +10,10 @@ public import Foundation
 /// }
 ///
 /// // The publishing module: `publish` returns once the event is in the outbox.
-/// try context.events.publish(OrderPlaced(order: 7))
+/// try await context.events.publish(OrderPlaced(order: 7))
 ///
 /// // A handling module, in `activate`: runs while the module is active, once per event and handler.
-/// try context.events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
+/// try await context.events.handle(OrderPlaced.self, as: "send-receipt") { envelope in
 ///     try await receipts.send(for: envelope.event.order, key: envelope.id)
 /// }
 /// ```
@@ -53,8 +53,30 @@ public struct DurableEnvelope<Event: DurableEvent>: Sendable {
 }
 
 extension Events {
+    /// Puts `event` into the outbox for every durable handler of its type, then hands it to this instance's
+    /// subscribers; returns once it is stored (with shared storage, committed). Publishes made at the same time
+    /// share one commit.
+    ///
+    /// - Throws: ``EventError``: ``EventError/Code/inactive`` when the module is not active,
+    ///   ``EventError/Code/unavailable`` when the outbox did not answer in time (the event may still have been
+    ///   stored; publishing again then stores it twice, under a new id).
+    public func publish<Event: DurableEvent>(_ event: Event) async throws(EventError) {
+        try await publish(contentsOf: [event])
+    }
+
+    /// Puts every event of `events` into the outbox in one commit (all of them, or none), then hands them to this
+    /// instance's subscribers in order.
+    ///
+    /// - Throws: ``EventError``, as publishing one event.
+    public func publish<Event: DurableEvent>(contentsOf events: [Event]) async throws(EventError) {
+        guard let bus else { throw Self.notRunning(module) }
+        guard !events.isEmpty else { return }
+        try await bus.publish(contentsOf: events, from: module)
+    }
+
     /// Hands every `type` event published from now on (by any instance sharing the outbox) to `handler`, at least
-    /// once, while this module is active; deliveries made while it is inactive wait for it.
+    /// once, while this module is active; deliveries made while it is inactive wait for it. Returns once the
+    /// handler is recorded in the outbox.
     ///
     /// `name` identifies the handler for good, together with this module's id: events are recorded for it by that
     /// name, so renaming a handler starts a new subscription (the old one's waiting events stay, listed as
@@ -66,13 +88,14 @@ extension Events {
     public func handle<Event: DurableEvent>(
         _ type: Event.Type, as name: String,
         _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
-    ) throws(EventError) {
-        guard let bus else { throw EventError("\(module) has no event bus: it is not running in a kernel.") }
+    ) async throws(EventError) {
+        guard let bus else { throw Self.notRunning(module) }
         guard !name.isEmpty, !name.contains("/") else {
             throw EventError(
+                .invalid,
                 "\(module)'s handler of \(Event.durableName) needs a name without \"/\" (e.g. \"send-receipt\"), "
                     + "not \(name.quotedForMessage()).")
         }
-        try bus.handle(type, subscriber: module, name: name, handler)
+        try await bus.handle(type, subscriber: module, name: name, handler)
     }
 }

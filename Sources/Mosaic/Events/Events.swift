@@ -20,19 +20,42 @@ public struct EventEnvelope<Event: Sendable>: Sendable {
     }
 }
 
-/// Why an event could not be published.
+/// Why an event could not be published, or a durable handler registered.
 public struct EventError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure: the one thing to decide on, never the message's text.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The handle is not bound to a kernel (a module value made outside one).
+        case notRunning = "not-running"
+        /// The module is not active: events come only from active modules, and handlers run only while active.
+        case inactive
+        /// The call is malformed: a handler name that is empty or has a "/", an event that does not encode, a
+        /// durable event published without `await`, a handler registered by the host.
+        case invalid
+        /// The module already has a durable handler with that name.
+        case duplicate
+        /// The outbox's storage did not answer in time or could not be reached; the event may still have been
+        /// stored if the storage answered nothing. Retry later.
+        case unavailable
+    }
+
+    /// The kind of failure.
+    public let code: Code
     /// What happened and what to do.
     public let message: String
     /// The value as text, for messages and logs.
     public var description: String { message }
-    package init(_ message: String) { self.message = message }
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
 }
 
 /// What carries events between modules: the kernel, or a test harness.
 package protocol EventBus: Sendable {
     /// Delivers `event` to every subscriber of its type, stamped with `sender`; never waits for a subscriber.
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError)
+    /// Stores durable `events` in the outbox, all or none, then delivers them like ``publish(_:from:)``.
+    func publish<Event: DurableEvent>(contentsOf events: [Event], from sender: ModuleID) async throws(EventError)
     /// The events of `type` from now on, for `subscriber`, keeping at most `buffer` undelivered ones.
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber: ModuleID, buffer: Int
@@ -42,7 +65,7 @@ package protocol EventBus: Sendable {
     func handle<Event: DurableEvent>(
         _ type: Event.Type, subscriber: ModuleID, name: String,
         _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
-    ) throws(EventError)
+    ) async throws(EventError)
     /// Starts tracing `subscriber`'s processing of `envelope`, or `nil` when nothing traces it.
     func startProcessing<Event: Sendable>(
         _ envelope: EventEnvelope<Event>, subscriber: ModuleID
@@ -60,7 +83,8 @@ package protocol EventProcessing: Sendable {
 /// A module's handle on the event bus, bound to the module by the kernel.
 ///
 /// ```swift
-/// try context.events.publish(CityChanged(name: "Oslo"))
+/// try context.events.publish(CityChanged(name: "Oslo"))          // in memory: returns at once
+/// try await context.events.publish(OrderPlaced(order: 7))        // durable: returns once stored
 /// for await change in context.events.subscribe(to: CityChanged.self) {
 ///     await context.events.process(change) { city in … }
 /// }
@@ -79,10 +103,18 @@ public struct Events: Sendable {
         self.module = module
     }
 
-    /// Publishes `event` as this module.
+    /// Publishes `event` as this module, to this instance's subscribers; returns at once.
+    ///
+    /// A ``DurableEvent`` must be stored before it counts as published, which takes a round trip to the outbox:
+    /// publish it with `try await` (its `async` overload). From code that cannot wait, this refuses it
+    /// (``EventError/Code/invalid``) rather than block a thread.
     public func publish<Event: Sendable>(_ event: Event) throws(EventError) {
-        guard let bus else { throw EventError("\(module) has no event bus: it is not running in a kernel.") }
+        guard let bus else { throw Self.notRunning(module) }
         try bus.publish(event, from: module)
+    }
+
+    static func notRunning(_ module: ModuleID) -> EventError {
+        EventError(.notRunning, "\(module) has no event bus: it is not running in a kernel.")
     }
 
     /// The events of `type` published from now on.

@@ -1,7 +1,8 @@
 /// What a module says it exchanges with others through events and shared state, so that tools can show it
 /// (a module canvas: the `canvas` command, the web host's `/modules/ID`) without running the module.
 ///
-/// These are declarations, not grants: the kernel does not check them when the module publishes or writes.
+/// These are declarations, not grants: the kernel does not check them when the module publishes or writes. The state
+/// keys declared are also what the kernel loads before the module activates, so that reading them never waits.
 /// ```swift
 /// module.publishes(FeatureOpened.self)
 /// module.writes(.favouriteCity)
@@ -15,6 +16,8 @@ package struct ModuleInteractions: Sendable, Hashable {
     package internal(set) var written: [String] = []
     /// The identifiers of the shared state keys the module reads or observes.
     package internal(set) var read: [String] = []
+    /// Every state key read or written, typed, so that the kernel can load it.
+    package internal(set) var stateKeys: [DeclaredStateKey] = []
 
     /// Nothing declared.
     package init() {}
@@ -34,12 +37,45 @@ extension ModuleRegistrar {
     /// Declares that the module writes the shared state `key`.
     public mutating func writes<Value>(_ key: StateKey<Value>) {
         interactions.written.appendOnce(key.id)
+        interactions.declare(key)
     }
 
     /// Declares that the module reads or observes the shared state `key`.
     public mutating func reads<Value>(_ key: StateKey<Value>) {
         interactions.read.appendOnce(key.id)
+        interactions.declare(key)
     }
+}
+
+extension ModuleInteractions {
+    fileprivate mutating func declare<Value>(_ key: StateKey<Value>) {
+        if !stateKeys.contains(where: { $0.id == key.id }) { stateKeys.append(DeclaredStateKey(key)) }
+    }
+}
+
+/// A state key a module declared, with what loads it: the key's value type is known only where it was declared.
+package struct DeclaredStateKey: Sendable, Hashable {
+    /// The key's identifier.
+    package let id: String
+    /// Where the key's value is kept.
+    package let persistence: StatePersistence
+    /// Loads the key into `loader`.
+    package let load: @Sendable (_ loader: any StateLoading) async -> Void
+
+    init<Value>(_ key: StateKey<Value>) {
+        id = key.id
+        persistence = key.persistence
+        load = { loader in await loader.load(key) }
+    }
+
+    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
+    package func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+/// What loads declared state keys before their modules run: the kernel's state hub.
+package protocol StateLoading: Sendable {
+    /// Loads `key`'s saved value into memory, unless it is there already.
+    func load<Value>(_ key: StateKey<Value>) async
 }
 
 extension [String] {

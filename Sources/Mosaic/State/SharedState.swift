@@ -4,9 +4,14 @@ internal import Synchronization
 ///
 /// ```swift
 /// let city = context.state[.favouriteCity]
-/// try context.state.update(.favouriteCity) { $0 = "Oslo" }
+/// try await context.state.set(.favouriteCity, to: "Oslo")
 /// for await city in context.state.values(of: .favouriteCity) { … }
 /// ```
+///
+/// Reads come from memory and never wait: the kernel loads every key a module declares (``ModuleRegistrar/reads(_:)``,
+/// ``ModuleRegistrar/writes(_:)``) before the module activates. Writes wait until the value is stored (with shared
+/// storage, committed), at most the host's storage time limit (then ``StateError/Code/unavailable``), and never
+/// block a thread meanwhile.
 public struct SharedState: Sendable {
     let store: (any StateStore)?
     /// The module this handle writes as.
@@ -17,22 +22,40 @@ public struct SharedState: Sendable {
         self.module = module
     }
 
-    /// The current value of `key` (its initial value when there is no store).
+    /// The current value of `key` (its initial value when there is no store, or while a key no module declared is
+    /// still loading).
     public subscript<Value>(key: StateKey<Value>) -> Value {
         store?.read(key) ?? key.initial
     }
 
-    /// Replaces `key`'s value.
-    public func set<Value>(_ key: StateKey<Value>, to value: Value) throws {
-        try update(key) { $0 = value }
+    /// Loads `key`'s saved value into memory, unless it is there already, so that reading it gives what is saved:
+    /// for a key no module declares (the host's own, or one chosen at run time). Keys a module declares are loaded
+    /// before it activates. A key that cannot be loaded keeps its initial value, and the kernel reports why.
+    public func load<Value>(_ key: StateKey<Value>) async {
+        await store?.load(key)
     }
 
-    /// Changes `key`'s value in place, atomically with respect to every other write of the key.
+    /// Replaces `key`'s value; returns once it is stored.
     ///
-    /// `change` runs while the store holds its lock: keep it short, and do not read or write shared state in it.
-    public func update<Value>(_ key: StateKey<Value>, _ change: (inout Value) throws -> Void) throws {
-        guard let store else { throw StateError("\(module) has no state store: it is not running in a kernel.") }
-        try store.write(key, as: module, change)
+    /// - Throws: ``StateError`` (its ``StateError/code`` says why); nothing was stored unless the code is
+    ///   ``StateError/Code/unavailable``, where the storage may have stored it without answering.
+    public func set<Value>(_ key: StateKey<Value>, to value: Value) async throws {
+        try await update(key) { $0 = value }
+    }
+
+    /// Changes `key`'s value in place, atomically with respect to every other write of the key; returns once the
+    /// new value is stored.
+    ///
+    /// `change` runs while the key's other writes wait, so keep it short; it may read shared state, not write it.
+    /// It may run more than once when other instances write the key at the same time, so keep it free of side
+    /// effects.
+    ///
+    /// - Throws: ``StateError``, or what `change` threw (nothing is stored then).
+    public func update<Value>(_ key: StateKey<Value>, _ change: (inout Value) throws -> Void) async throws {
+        guard let store else {
+            throw StateError(.notRunning, "\(module) has no state store: it is not running in a kernel.")
+        }
+        try await store.write(key, as: module, change)
     }
 
     /// `key`'s value now, then each new value; a slow reader skips to the newest.

@@ -52,25 +52,19 @@ public enum StatePersistence: Sendable, Hashable {
     case database
 }
 
-/// Why a state write was refused.
-public struct StateError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What happened and what to do.
-    public let message: String
-    /// The value as text, for messages and logs.
-    public var description: String { message }
-    package init(_ message: String) { self.message = message }
-}
-
 /// What keeps shared state: the kernel, or a test harness.
 package protocol StateStore: Sendable {
-    /// The current value of `key`.
+    /// The current value of `key`, from memory.
     func read<Value>(_ key: StateKey<Value>) -> Value
-    /// Changes `key`'s value atomically as `writer`; observers see the new value if it differs.
+    /// Loads `key`'s saved value into memory, unless it is there already.
+    func load<Value>(_ key: StateKey<Value>) async
+    /// Changes `key`'s value atomically as `writer`, returning once the new value is stored; observers see it if it
+    /// differs.
     func write<Value>(
         _ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void
-    ) throws
+    ) async throws
     /// The value now, then each new value; a slow observer skips to the newest.
     func values<Value>(of key: StateKey<Value>) -> Feed<Value>
     /// Commits `transaction`'s writes and durable events together, as `writer`.
-    func commit(_ transaction: StateTransaction, as writer: ModuleID) throws
+    func commit(_ transaction: StateTransaction, as writer: ModuleID) async throws
 }

@@ -3,7 +3,7 @@
 /// was lost.
 ///
 /// ```swift
-/// try context.state.transaction { transaction in
+/// try await context.state.transaction { transaction in
 ///     transaction.update(.stock) { $0 -= 1 }
 ///     transaction.publish(OrderPlaced(order: 7))
 /// }
@@ -57,12 +57,17 @@ package protocol TransactionStaging {
 extension SharedState {
     /// Runs `body` to record writes and durable events, then commits them together (see ``StateTransaction``).
     ///
-    /// - Throws: ``StateError`` when a write is not allowed, a change throws, the storage cannot be reached, or other
-    ///   instances kept changing the keys; nothing is stored then.
-    public func transaction(_ body: (inout StateTransaction) throws -> Void) throws {
-        guard let store else { throw StateError("\(module) has no state store: it is not running in a kernel.") }
+    /// Returns once everything is stored (with shared storage, committed).
+    ///
+    /// - Throws: ``StateError`` when a write is not allowed, the storage cannot be reached in time, or other
+    ///   instances kept changing the keys, or what a change threw; nothing is stored then (with
+    ///   ``StateError/Code/unavailable``, the storage may have stored it all without answering).
+    public func transaction(_ body: (inout StateTransaction) throws -> Void) async throws {
+        guard let store else {
+            throw StateError(.notRunning, "\(module) has no state store: it is not running in a kernel.")
+        }
         var transaction = StateTransaction()
         try body(&transaction)
-        try store.commit(transaction, as: module)
+        try await store.commit(transaction, as: module)
     }
 }

@@ -160,6 +160,13 @@ final class DeeplinkRouter: Sendable {
             } catch {
                 // A handler that rejects the link itself (a missing or invalid parameter) keeps that code, so a host
                 // can tell the client's mistake from the handler's fault.
+                if (error as? StateError)?.code == .unavailable || (error as? EventError)?.code == .unavailable {
+                    return .notHandled(
+                        DeeplinkError(
+                            .storageUnavailable,
+                            "\(route.module)'s handler for \(link) could not store its change: \(error)",
+                            fix: "Open the link again once the storage answers."))
+                }
                 return .notHandled(
                     DeeplinkError(
                         (error as? DeeplinkError)?.code ?? .handlerFailed,

@@ -12,26 +12,34 @@ struct ModuleStateStore: StateStore {
         hub.read(key)
     }
 
-    func write<Value>(_ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void) throws {
+    func load<Value>(_ key: StateKey<Value>) async {
+        await hub.load(key)
+    }
+
+    func write<Value>(
+        _ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void
+    ) async throws {
         guard ledger.isOpen else {
             throw StateError(
+                .inactive,
                 "\(writer) is not active, so it may no longer write \(key.id): its right to write shared state was "
                     + "withdrawn when it deactivated. Write from code that runs while it is active (activate, its "
                     + "handlers, context.task).")
         }
-        try hub.write(key, as: writer, update)
+        try await hub.write(key, as: writer, update)
     }
 
     func values<Value>(of key: StateKey<Value>) -> Feed<Value> {
         ledger.adopt(hub.subscription(of: key))
     }
 
-    func commit(_ transaction: StateTransaction, as writer: ModuleID) throws {
+    func commit(_ transaction: StateTransaction, as writer: ModuleID) async throws {
         guard ledger.isOpen else {
             throw StateError(
+                .inactive,
                 "\(writer) is not active, so it may no longer write shared state or publish; nothing was written.")
         }
-        try hub.commit(transaction, as: writer)
+        try await hub.commit(transaction, as: writer)
     }
 }
 
@@ -42,11 +50,19 @@ struct ModuleEventBus: EventBus {
     let services: Services
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
-        guard ledger.isOpen else {
-            throw EventError(
-                "\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
-        }
+        guard ledger.isOpen else { throw Self.inactive(sender, Event.self) }
         try hub.publish(event, from: sender)
+    }
+
+    func publish<Event: DurableEvent>(contentsOf events: [Event], from sender: ModuleID) async throws(EventError) {
+        guard ledger.isOpen else { throw Self.inactive(sender, Event.self) }
+        try await hub.publish(contentsOf: events, from: sender)
+    }
+
+    private static func inactive<Event>(_ sender: ModuleID, _ type: Event.Type) -> EventError {
+        EventError(
+            .inactive,
+            "\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
     }
 
     func subscribe<Event: Sendable>(
@@ -66,16 +82,18 @@ struct ModuleEventBus: EventBus {
     func handle<Event: DurableEvent>(
         _ type: Event.Type, subscriber: ModuleID, name: String,
         _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
-    ) throws(EventError) {
+    ) async throws(EventError) {
         guard ledger.isOpen else {
-            throw EventError("\(subscriber) is not active, so it cannot start handling \(Event.durableName).")
+            throw EventError(
+                .inactive, "\(subscriber) is not active, so it cannot start handling \(Event.durableName).")
         }
         let services = services
-        let (work, end) = try hub.outbox.register(
+        let (work, end) = try await hub.outbox.register(
             type, module: subscriber, name: name, call: { body in try await services.call(body) }, handler: handler)
         ledger.hold(.rest, end)
         guard ledger.task(work) else {
-            throw EventError("\(subscriber) is deactivating, so it cannot start handling \(Event.durableName).")
+            throw EventError(
+                .inactive, "\(subscriber) is deactivating, so it cannot start handling \(Event.durableName).")
         }
     }
 }

@@ -115,6 +115,8 @@ extension Kernel {
         let version = graph[manifestAt: index].version
         let make = graph.entry(of: index).factory.make
         let table = serviceRuntime.table
+        // The persisted keys the module declares are loaded before it runs, so that its reads never wait.
+        let stateKeys = graph.nodes[index].registrar.interactions.stateKeys
         // The job grants the module its services and the right to publish, and makes its context, on its worker:
         // the kernel's actor starts and finishes every module in turn, and this was half its work per module. Should
         // the ledger be closed already (the kernel gave up on the job), what the job grants is taken back at once.
@@ -133,6 +135,7 @@ extension Kernel {
                 ledger: ledger,
                 configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger))
             )
+            if !stateKeys.isEmpty { await stateHub.load(stateKeys) }
             do {
                 return try await context.services.call {
                     for box in provided { try Self.prebuild(box, table) }

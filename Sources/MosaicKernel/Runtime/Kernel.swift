@@ -163,7 +163,8 @@ public actor Kernel {
             telemetry: telemetry,
             outbox: DurableOutbox(
                 store: options.sharedStorage?.events ?? MemoryDurableStore(clock: clock),
-                options: options.durableEvents, clock: clock, telemetry: telemetry))
+                options: options.durableEvents, clock: clock, telemetry: telemetry,
+                timeLimit: options.storageTimeLimit))
         eventHub.reservePublishers(graph.nodes.count + 1)
         self.eventHub = eventHub
         let renderSignal = Broadcast<Void>()
@@ -174,7 +175,8 @@ public actor Kernel {
         self.weakContributionStore = WeakContributionStore(contributionStore)
         self.stateHub = StateHub(
             directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout,
-            shared: options.sharedStorage?.state, telemetry: telemetry, signal: renderSignal, events: eventHub)
+            shared: options.sharedStorage?.state, telemetry: telemetry, signal: renderSignal, events: eventHub,
+            clock: clock, timeLimit: options.storageTimeLimit)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
             pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)

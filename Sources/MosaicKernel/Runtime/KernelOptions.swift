@@ -22,6 +22,9 @@ public struct KernelOptions: Sendable {
     public var stateDirectory: String?
     /// How long a write to the state database waits for another process's lock before it fails.
     public var stateDatabaseBusyTimeout: Duration
+    /// How long a state write, a transaction or a durable publish may wait for its storage (and for the writes of
+    /// its keys before it) before it fails with an `unavailable` code; the web host answers that with 503.
+    public var storageTimeLimit: Duration
     /// How many modules may activate (or deactivate) at once; at least 1.
     public var maximumConcurrentActivations: Int
     /// Whether services use their preview factories, where they have one (for design-time hosts and demos).
@@ -61,8 +64,10 @@ public struct KernelOptions: Sendable {
         maximumConcurrentActivations: Int = 8,
         preview: Bool = false,
         stateDatabaseBusyTimeout: Duration = .seconds(5),
+        storageTimeLimit: Duration = .seconds(5),
         clock: any Clock<Duration> = ContinuousClock()
     ) {
+        self.storageTimeLimit = storageTimeLimit
         self.clock = clock
         self.stateDatabaseBusyTimeout = stateDatabaseBusyTimeout
         self.preview = preview

@@ -91,12 +91,12 @@ package enum SharedCommit: Sendable {
 /// its writer read, and every change reaches every instance's ``watch(_:)``.
 package protocol SharedStatePersister: StatePersister {
     /// `id`'s saved value and its revision, or `nil` when nothing is saved.
-    func loadRevision(_ id: String) throws -> (saved: SavedState, revision: Int64)?
+    func loadRevision(_ id: String) async throws -> (saved: SavedState, revision: Int64)?
     /// Saves `data` as `id`'s value only when its row is still at `revision` (`nil`: there is no row yet).
-    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave
     /// Saves every row (each only when still at the revision its writer read) and stores every event, in one
     /// transaction: all of it, or nothing.
-    func commit(_ rows: [SharedRow], events: [OutboxEvent]) throws -> SharedCommit
+    func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit
     /// Calls `onChange` for every change of a row from now on, until the returned watch is cancelled. It is
     /// called off the storage's own threads, and may be called for changes this instance made.
     func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch

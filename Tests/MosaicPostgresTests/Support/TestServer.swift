@@ -190,9 +190,15 @@ extension TestServer {
         func provideScope(
             for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
         ) async throws {
-            let server = try TestServer.start()
-            defer { server.stop() }
-            try await TestServer.$current.withValue(server) { try await function() }
+            // Starting and stopping a server wait for its programs: off the cooperative pool.
+            let server = try await offThePool { try TestServer.start() }
+            do {
+                try await TestServer.$current.withValue(server) { try await function() }
+            } catch {
+                _ = try? await offThePool { server.stop() }
+                throw error
+            }
+            try await offThePool { server.stop() }
         }
     }
 

@@ -49,7 +49,7 @@ struct AnalyticsModule: Module {
             for await envelope in opened {
                 // Traced as this module's processing of the event, linked to where it was published.
                 await context.events.process(envelope) { opened in
-                    try? context.state.update(.usage) { $0[opened.feature, default: 0] += 1 }
+                    try? await context.state.update(.usage) { $0[opened.feature, default: 0] += 1 }
                 }
             }
         }

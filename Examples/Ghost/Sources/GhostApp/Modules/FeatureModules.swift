@@ -55,7 +55,7 @@ struct WeatherModule: Module {
             guard let weather = data.weather(in: route.name) else {
                 throw UnknownName("city", route.name, known: data.cities).linkError
             }
-            try context.state.set(.favouriteCity, to: weather.city)
+            try await context.state.set(.favouriteCity, to: weather.city)
             try context.events.publish(FeatureOpened(feature: "weather"))
         }
     }
@@ -88,7 +88,7 @@ struct SportsModule: Module {
             guard let team = data.teams.first(where: { $0.caseInsensitiveCompare(route.name) == .orderedSame }) else {
                 throw UnknownName("team", route.name, known: data.teams).linkError
             }
-            try context.state.set(.favouriteTeam, to: team)
+            try await context.state.set(.favouriteTeam, to: team)
             try context.events.publish(FeatureOpened(feature: "sports"))
         }
     }

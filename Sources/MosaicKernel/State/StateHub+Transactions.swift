@@ -7,25 +7,35 @@ internal import Synchronization
 /// the events are one database transaction, run again like a single write when another instance changed a key
 /// first. Without it, the keys are saved one after another and the events go to the in-process outbox after them.
 extension StateHub {
-    func commit(_ transaction: StateTransaction, as writer: ModuleID) throws {
+    func commit(_ transaction: StateTransaction, as writer: ModuleID) async throws {
         for write in transaction.writes { try check(writer, mayWrite: write.id, writers: write.writers) }
         if !transaction.events.isEmpty {
             guard let events else {
-                throw StateError("This state store has no outbox, so the transaction's events cannot be published.")
+                throw StateError(
+                    .invalid, "This state store has no outbox, so the transaction's events cannot be published.")
             }
             guard events.isPublisher(writer) else {
-                throw StateError("\(writer) is not active, so it cannot publish; nothing was written.")
+                throw StateError(.inactive, "\(writer) is not active, so it cannot publish; nothing was written.")
             }
         }
+        let deadline = clock.now() + timeLimit
         let lanes = LaneGathering(hub: self)
         for write in transaction.writes { try write.stage(lanes) }
         // In identifier order, so that two transactions sharing keys never deadlock.
-        try Self.holding(lanes.lanes.sorted { $0.key < $1.key }.map(\.value)[...]) {
-            if let shared {
-                try commitShared(transaction, as: writer, in: shared)
-            } else {
-                try commitLocally(transaction, as: writer)
-            }
+        let ids = lanes.lanes.keys.sorted()
+        let hold = LaneHold(ids.compactMap { lanes.lanes[$0] })
+        defer { hold.release() }
+        let name = ids.count == 1 ? ids[0] : "a transaction of \(ids.count) keys"
+        do {
+            try await hold.acquire(until: deadline, on: clock)
+        } catch {
+            throw Self.unavailable(name, waitingFor: "the writes of its keys before it", error)
+        }
+        for load in lanes.loads { try await load(hold, deadline) }
+        if let shared {
+            try await commitShared(transaction, as: writer, in: shared, hold: hold, until: deadline, name: name)
+        } else {
+            try await commitLocally(transaction, as: writer, hold: hold, until: deadline, name: name)
         }
         for event in transaction.events { events?.fanOut(event, from: writer) }
     }
@@ -33,82 +43,100 @@ extension StateHub {
     /// Runs every change, then commits the rows and events in one transaction of shared storage; on a conflict,
     /// adopts the other instance's row and runs them all again.
     private func commitShared(
-        _ transaction: StateTransaction, as writer: ModuleID, in shared: any SharedStatePersister
-    ) throws {
+        _ transaction: StateTransaction, as writer: ModuleID, in shared: any SharedStatePersister, hold: LaneHold,
+        until deadline: Duration, name: String
+    ) async throws {
         var outgoing: [OutboxEvent] = []
         if let outbox = events?.outbox {
             for event in transaction.events {
                 do {
                     outgoing.append(try outbox.encode(event, from: writer))
                 } catch {
-                    throw StateError("\(error) Nothing was written.")
+                    throw StateError(.invalid, "\(error) Nothing was written.")
                 }
             }
         }
         for _ in 0..<Self.maximumSharedAttempts {
             let staged = try stage(transaction)
-            let outcome: SharedCommit
-            do {
-                outcome = try shared.commit(staged.rows, events: outgoing)
-            } catch {
-                throw StateError(
-                    "The transaction may not have been committed to \(shared): \(error). If the storage answered "
-                        + "nothing it may still have been; read the keys before running it again.")
-            }
+            let rows = staged.rows
+            let install = staged.install
+            let outcome = try await storage(
+                name, hold: hold, until: deadline,
+                late: { result in
+                    if case .success(.committed(let revisions)) = result {
+                        for (_, installing) in install { installing(revisions) }
+                    }
+                },
+                { [outgoing] in try await shared.commit(rows, events: outgoing) })
             switch outcome {
             case .committed(let revisions):
-                for key in staged.order { staged.install[key]?(revisions[key]) }
+                for key in staged.order { staged.install[key]?(revisions) }
                 return
             case .conflict(let id, let current, let revision):
                 guard adopt(id, saved: current, revision: revision, force: true) else {
                     throw StateError(
+                        .unreadable,
                         "\(id) was saved by another instance in a shape this one cannot read; nothing was written.")
                 }
             }
         }
         throw StateError(
+            .contended,
             "Other instances changed the transaction's keys \(Self.maximumSharedAttempts) times while it ran; "
                 + "nothing was written. Run it again.")
     }
 
     /// Runs every change, then saves each persisted key in turn (a storage failure there leaves the keys before it
     /// saved), installs the values and puts the events into the in-process outbox.
-    private func commitLocally(_ transaction: StateTransaction, as writer: ModuleID) throws {
+    private func commitLocally(
+        _ transaction: StateTransaction, as writer: ModuleID, hold: LaneHold, until deadline: Duration, name: String
+    ) async throws {
         let staged = try stage(transaction)
-        for key in staged.order { try staged.save[key]?() }
-        for key in staged.order { staged.install[key]?(nil) }
+        for key in staged.order {
+            guard let save = staged.save[key] else { continue }
+            let install = staged.install[key]
+            try await storage(
+                key, hold: hold, until: deadline,
+                late: { result in if case .success = result { install?([:]) } }, save)
+        }
+        for key in staged.order { staged.install[key]?([:]) }
+        guard let outbox = events?.outbox, !transaction.events.isEmpty else { return }
+        var outgoing: [OutboxEvent] = []
         for event in transaction.events {
             do {
-                try events?.outbox.append(event, from: writer)
+                outgoing.append(try outbox.encode(event, from: writer))
             } catch {
-                throw StateError("\(error)")
+                throw StateError(.invalid, "\(error)")
             }
+        }
+        do {
+            try await outbox.append(outgoing, until: deadline)
+        } catch {
+            throw StateError(.unavailable, "\(error)")
         }
     }
 
     /// Runs the transaction's changes on copies of the keys' values, each key's changes in order.
     private func stage(_ transaction: StateTransaction) throws -> Staging {
         let staging = Staging(hub: self)
-        for write in transaction.writes { try Self.$isChanging.withValue(true) { try write.stage(staging) } }
+        for write in transaction.writes { try write.stage(staging) }
         return staging
-    }
-
-    /// Runs `body` holding every lane, taken in the order given.
-    private static func holding(_ lanes: ArraySlice<Lane>, _ body: () throws -> Void) throws {
-        guard let first = lanes.first else { return try body() }
-        try first.lock.withLock { _ in try holding(lanes.dropFirst(), body) }
     }
 }
 
-/// Loads each key and collects its lane.
+/// Collects each key's lane, and what loads the key once the lanes are held.
 private final class LaneGathering: TransactionStaging {
     let hub: StateHub
-    var lanes: [String: StateHub.Lane] = [:]
+    var lanes: [String: WriteLane] = [:]
+    var loads: [(LaneHold, Duration) async throws -> Void] = []
 
     init(hub: StateHub) { self.hub = hub }
 
     func stage<Value>(_ key: StateKey<Value>, _ change: (inout Value) throws -> Void) throws {
+        guard lanes[key.id] == nil else { return }
         lanes[key.id] = try hub.lane(of: key)
+        let hub = hub
+        loads.append { hold, deadline in try await hub.ensureLoaded(key, hold: hold, until: deadline) }
     }
 }
 
@@ -120,8 +148,8 @@ private final class Staging: TransactionStaging {
     private var revisions: [String: Int64?] = [:]
     private(set) var order: [String] = []
     private var rowsByKey: [String: SharedRow] = [:]
-    var save: [String: () throws -> Void] = [:]
-    var install: [String: (_ revision: Int64?) -> Void] = [:]
+    var save: [String: @Sendable () async throws -> Void] = [:]
+    var install: [String: @Sendable (_ revisions: [String: Int64]) -> Void] = [:]
 
     init(hub: StateHub) { self.hub = hub }
 
@@ -132,7 +160,7 @@ private final class Staging: TransactionStaging {
         let hub = hub
         if values[key.id] == nil {
             let (current, revision) = hub.state.withLock { state in
-                (hub.current(key, in: &state), state.entries[key.id]?.revision)
+                (hub.current(key, in: &state).value, state.entries[key.id]?.revision)
             }
             values[key.id] = current
             revisions[key.id] = revision
@@ -146,9 +174,18 @@ private final class Staging: TransactionStaging {
             let data = try StateHub.encode(final, of: key)
             rowsByKey[key.id] = SharedRow(
                 id: key.id, data: data, version: key.version, revision: revisions[key.id] ?? nil)
-            install[key.id] = { revision in if let revision { hub.publish(key.id, value: final, revision: revision) } }
+            install[key.id] = { revisions in
+                if let revision = revisions[key.id] { hub.publish(key.id, value: final, revision: revision) }
+            }
         } else {
-            save[key.id] = { try hub.save(final, of: key) }
+            if let persister = hub.persister(for: key.persistence) {
+                let data = try StateHub.encode(final, of: key)
+                save[key.id] = {
+                    try await hub.persisting(key.id) {
+                        try await persister.save(data, version: key.version, for: key.id)
+                    }
+                }
+            }
             install[key.id] = { _ in hub.install(final, for: key) }
         }
     }

@@ -2,10 +2,12 @@ internal import Mosaic
 
 extension StateHub {
     /// Writes `key` as `writer` (see ``apply(_:as:_:)``), counting the write by key, writer and outcome.
-    func write<Value>(_ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void) throws {
-        guard let telemetry else { return try apply(key, as: writer, update) }
+    func write<Value>(
+        _ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void
+    ) async throws {
+        guard let telemetry else { return try await apply(key, as: writer, update) }
         do {
-            try apply(key, as: writer, update)
+            try await apply(key, as: writer, update)
             telemetry.count(
                 MetricName.stateWrites, [("key", key.id), ("module", writer.rawValue), ("outcome", "written")])
         } catch {
@@ -16,8 +18,8 @@ extension StateHub {
     }
 
     /// Runs `save`, recording how long persisting `key` took.
-    func persisting(_ key: String, _ save: () throws -> Void) throws {
-        guard let telemetry else { return try save() }
+    func persisting<R>(_ key: String, _ save: () async throws -> R) async throws -> R {
+        guard let telemetry else { return try await save() }
         let clock = ContinuousClock()
         let started = clock.now
         var outcome = "failed"
@@ -25,7 +27,8 @@ extension StateHub {
             telemetry.record(
                 MetricName.statePersistDuration, [("key", key), ("outcome", outcome)], clock.now - started)
         }
-        try save()
+        let result = try await save()
         outcome = "saved"
+        return result
     }
 }

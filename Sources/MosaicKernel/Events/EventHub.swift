@@ -55,12 +55,12 @@ final class EventHub: EventBus, LedgerClosingObserver {
     }
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
-        // A durable event is stored first; once stored it counts as published, whatever happens to its sender.
-        var stored = false
-        if let durable = event as? any DurableEvent {
-            guard state.withLock({ $0.publishers.contains(sender) }) else { throw Self.inactive(sender, Event.self) }
-            try outbox.append(durable, from: sender)
-            stored = true
+        if event is any DurableEvent {
+            throw EventError(
+                .invalid,
+                "\(Event.self) is a durable event: it must be stored before it counts as published, so publish it "
+                    + "with `try await context.events.publish(…)` from asynchronous code, where the wait blocks no "
+                    + "thread.")
         }
         countPublished(Event.self, from: sender)
         // Without a tracer, no span and no context to carry: fan-out costs what it did before tracing.
@@ -75,10 +75,21 @@ final class EventHub: EventBus, LedgerClosingObserver {
             }
             return true
         }
-        guard accepted || stored else {
+        guard accepted else {
             span?.setStatus(SpanStatus(code: .error, message: "sender not active"))
             throw Self.inactive(sender, Event.self)
         }
+    }
+
+    /// Stores durable `events` in the outbox (once stored they count as published, whatever happens to their
+    /// sender), then hands them to this instance's subscribers.
+    func publish<Event: DurableEvent>(contentsOf events: [Event], from sender: ModuleID) async throws(EventError) {
+        guard isPublisher(sender) else { throw Self.inactive(sender, Event.self) }
+        var outgoing: [OutboxEvent] = []
+        outgoing.reserveCapacity(events.count)
+        for event in events { outgoing.append(try outbox.encode(event, from: sender)) }
+        try await outbox.append(outgoing, until: outbox.clock.now() + outbox.timeLimit)
+        for event in events { fanOut(event, from: sender) }
     }
 
     /// Whether `module` may publish now.
@@ -97,14 +108,17 @@ final class EventHub: EventBus, LedgerClosingObserver {
     }
 
     private static func inactive<Event>(_ sender: ModuleID, _ type: Event.Type) -> EventError {
-        EventError("\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
+        EventError(
+            .inactive,
+            "\(sender) is not active, so it cannot publish \(Event.self); events come only from active modules.")
     }
 
     func handle<Event: DurableEvent>(
         _ type: Event.Type, subscriber: ModuleID, name: String,
         _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
-    ) throws(EventError) {
-        throw EventError("Durable handlers belong to modules; the host cannot register \(name.quotedForMessage()).")
+    ) async throws(EventError) {
+        throw EventError(
+            .invalid, "Durable handlers belong to modules; the host cannot register \(name.quotedForMessage()).")
     }
 
     func subscribe<Event: Sendable>(

@@ -1,3 +1,4 @@
+internal import Dispatch
 internal import Foundation
 internal import Mosaic
 
@@ -7,36 +8,61 @@ internal import Mosaic
 /// A value saved at version 1 is the value's JSON alone, as files were before keys had versions (so those files
 /// read as version 1, and version-1 files stay readable by older apps). A later version is saved in an envelope,
 /// `{"mosaic-state-version":2,"value":…}`. A parked file is renamed `<file>.unreadable-<seconds>` beside it.
+///
+/// File calls block, so they run on a dispatch queue of their own, never on a thread of the cooperative pool.
 struct StateFiles: StatePersister {
     let directory: String
+
+    /// Where every instance's file calls run: one at a time, which suits a few small files.
+    private static let queue = DispatchQueue(label: "mosaic.state-files")
+
+    /// `body`'s result, computed on ``queue``.
+    private static func off<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result(catching: body)) }
+        }
+    }
 
     func url(for id: String) -> URL {
         URL(fileURLWithPath: directory).appendingPathComponent(Self.fileName(for: id))
     }
 
-    func load(_ id: String) throws -> SavedState? {
+    func load(_ id: String) async throws -> SavedState? {
+        try await Self.off { [self] in try loadNow(id) }
+    }
+
+    func save(_ data: Data, version: Int, for id: String) async throws {
+        try await Self.off { [self] in try saveNow(data, version: version, for: id) }
+    }
+
+    func park(_ id: String, reason: String) async throws -> String {
+        try await Self.off { [self] in try parkNow(id) }
+    }
+
+    func loadNow(_ id: String) throws -> SavedState? {
         let file = url(for: id)
         guard FileManager.default.fileExists(atPath: file.path) else { return nil }
         let data: Data
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw StateError("\(file.path) could not be read: \(error). Check its permissions.")
+            throw StateError(.unavailable, "\(file.path) could not be read: \(error). Check its permissions.")
         }
         return StateEnvelope.open(data) ?? SavedState(data: data, version: 1)
     }
 
-    func save(_ data: Data, version: Int, for id: String) throws {
+    func saveNow(_ data: Data, version: Int, for id: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try (version == 1 ? data : StateEnvelope.seal(data, version: version))
                 .write(to: url(for: id), options: .atomic)
         } catch {
-            throw StateError("\(id) could not be saved in \(directory): \(error). Its value is unchanged.")
+            throw StateError(
+                .unavailable, "\(id) could not be saved in \(directory): \(error). Its value is unchanged.")
         }
     }
 
-    func park(_ id: String, reason: String) throws -> String {
+    private func parkNow(_ id: String) throws -> String {
         let file = url(for: id)
         let stamp = "unreadable-\(Int(Date().timeIntervalSince1970))"
         var aside = file.appendingPathExtension(stamp)
@@ -48,7 +74,7 @@ struct StateFiles: StatePersister {
         do {
             try FileManager.default.moveItem(at: file, to: aside)
         } catch {
-            throw StateError("\(file.path) could not be moved aside to \(aside.path): \(error).")
+            throw StateError(.unavailable, "\(file.path) could not be moved aside to \(aside.path): \(error).")
         }
         return "the file was kept as \(aside.path)"
     }

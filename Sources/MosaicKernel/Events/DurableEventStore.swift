@@ -88,9 +88,10 @@ public struct UndeliveredEvent: Sendable, Hashable, Identifiable {
 /// once, and to two instances at once only after a lease ran out.
 package protocol DurableEventStore: Sendable {
     /// Records that the handler `subscriber` (`module/name`) takes every `type` event published from now on.
-    func subscribe(_ subscriber: String, module: ModuleID, to type: String) throws
-    /// Puts an event into the outbox with a pending delivery for each handler of its type, all or nothing.
-    func append(id: UUID, type: String, payload: Data, sender: ModuleID) throws
+    func subscribe(_ subscriber: String, module: ModuleID, to type: String) async throws
+    /// Puts `events` into the outbox, in order, each with a pending delivery for each handler of its type: all of
+    /// them, or none.
+    func append(_ events: [OutboxEvent]) async throws
     /// Claims up to `limit` of `subscriber`'s due deliveries (pending, not claimed or with the claim's lease run
     /// out) for `lease`, oldest first; counts an attempt on each.
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery]

@@ -18,12 +18,13 @@ package struct SavedState: Sendable, Equatable {
 ///
 /// Implementation requirements: `save` is atomic (after a crash, a later `load` returns the old value or the new
 /// one, whole); `park` moves the saved value somewhere no `save` overwrites, with its version and the reason, so
-/// data the code cannot use is never lost. Errors thrown name the store and what to check.
+/// data the code cannot use is never lost. No call blocks a thread of the cooperative pool: a store that must
+/// block (files, SQLite) does so on a thread of its own. Errors thrown name the store and what to check.
 package protocol StatePersister: Sendable {
     /// `id`'s saved value, or `nil` when nothing is saved.
-    func load(_ id: String) throws -> SavedState?
+    func load(_ id: String) async throws -> SavedState?
     /// Saves `data` as `id`'s value at `version`, replacing what was saved.
-    func save(_ data: Data, version: Int, for id: String) throws
+    func save(_ data: Data, version: Int, for id: String) async throws
     /// Moves `id`'s saved value aside because of `reason`, and says where it was kept (for the diagnostic).
-    func park(_ id: String, reason: String) throws -> String
+    func park(_ id: String, reason: String) async throws -> String
 }

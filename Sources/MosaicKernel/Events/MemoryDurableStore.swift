@@ -47,17 +47,23 @@ final class MemoryDurableStore: DurableEventStore {
         state.withLock { $0.subscribers[subscriber] = (module, type) }
     }
 
-    func append(id: UUID, type: String, payload: Data, sender: ModuleID) {
+    func append(_ events: [OutboxEvent]) {
         let now = clock.now()
         let (watchers, woken) = state.withLock { state in
-            let event = Event(id: id, type: type, payload: payload, sender: sender, publishedAt: Date())
-            let handlers = state.subscribers.filter { $0.value.type == type }.map(\.key)
-            for subscriber in handlers {
-                state.lastDelivery += 1
-                state.deliveries[state.lastDelivery] = Delivery(event: event, subscriber: subscriber, dueAt: now)
-                state.open[subscriber, default: []].append(state.lastDelivery)
+            var woken: Set<String> = []
+            for outgoing in events {
+                let event = Event(
+                    id: outgoing.id, type: outgoing.type, payload: outgoing.payload, sender: outgoing.sender,
+                    publishedAt: Date())
+                let handlers = state.subscribers.filter { $0.value.type == outgoing.type }.map(\.key)
+                for subscriber in handlers {
+                    state.lastDelivery += 1
+                    state.deliveries[state.lastDelivery] = Delivery(event: event, subscriber: subscriber, dueAt: now)
+                    state.open[subscriber, default: []].append(state.lastDelivery)
+                }
+                woken.formUnion(handlers)
             }
-            return (Array(state.watchers.values), handlers)
+            return (Array(state.watchers.values), woken.sorted())
         }
         for subscriber in woken { for watcher in watchers { watcher(subscriber) } }
     }

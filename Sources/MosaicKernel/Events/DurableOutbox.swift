@@ -1,0 +1,165 @@
+internal import Foundation
+internal import Logging
+internal import Mosaic
+internal import Synchronization
+
+/// The kernel's side of durable events: records published ones in the store, registers handlers, and runs each
+/// running handler's deliveries.
+///
+/// Publishes share commits: while one batch is being stored, every publish that arrives waits for the next, which
+/// stores all of them in one call (all or none, as one publish). One publisher pays a round trip per event; many at
+/// once pay one round trip per batch, so the outbox keeps up with them.
+final class DurableOutbox: Sendable {
+    let store: any DurableEventStore
+    let options: DurableEventOptions
+    let clock: KernelClock
+    let telemetry: Telemetry
+    /// How long a publish may wait for the outbox's storage.
+    let timeLimit: Duration
+    private let logger = Logger(label: "mosaic.durable-events")
+    /// The handlers running on this instance, as `module/name`.
+    private let running = Mutex<Set<String>>([])
+    /// The publishes waiting for the next commit, and whether one is under way.
+    private let batches = Mutex<(waiting: [Batch], committing: Bool)>(([], false))
+
+    /// One publish's events, and its caller.
+    private struct Batch {
+        let events: [OutboxEvent]
+        let caller: CheckedContinuation<Void, any Error>
+    }
+
+    /// At most this many events go into one commit; more wait for the next.
+    static let eventsPerCommit = 1_000
+
+    init(
+        store: any DurableEventStore, options: DurableEventOptions, clock: KernelClock, telemetry: Telemetry,
+        timeLimit: Duration = .seconds(5)
+    ) {
+        self.store = store
+        self.options = options.normalized
+        self.clock = clock
+        self.telemetry = telemetry
+        self.timeLimit = timeLimit
+    }
+
+    /// Puts `events` into the outbox, for every handler of their types, all or none; returns once they are stored,
+    /// or fails with ``EventError/Code/unavailable`` when the storage has not answered by `deadline`.
+    func append(_ events: [OutboxEvent], until deadline: Duration) async throws(EventError) {
+        do {
+            try await Deadline.wait(until: deadline, on: clock) { try await self.commit(events) }
+        } catch {
+            let what = events.count == 1 ? events[0].type : "\(events.count) durable events"
+            let sender = events.first.map { " from \($0.sender)" } ?? ""
+            if let exceeded = error as? Deadline.Exceeded {
+                throw EventError(
+                    .unavailable,
+                    "\(what)\(sender) waited for the outbox past \(exceeded.cancelled ? "its cancellation" : "its time limit") "
+                        + "(KernelOptions.storageTimeLimit). If the storage answers late it may still be stored; "
+                        + "publishing again then stores it twice, under a new id.")
+            }
+            throw EventError(
+                .unavailable,
+                "\(what)\(sender) may not have been put into the outbox: \(error). If the storage answered nothing, "
+                    + "it may still have been stored; publishing again then stores it twice, under a new id.")
+        }
+    }
+
+    /// Stores `events` with the commit after the one under way (starting one when none is).
+    private func commit(_ events: [OutboxEvent]) async throws {
+        try await withCheckedThrowingContinuation { (caller: CheckedContinuation<Void, any Error>) in
+            let start = batches.withLock { batches -> Bool in
+                batches.waiting.append(Batch(events: events, caller: caller))
+                defer { batches.committing = true }
+                return !batches.committing
+            }
+            if start { Task { await self.commitWaiting() } }
+        }
+    }
+
+    /// Commits the waiting publishes, a batch at a time, until none wait.
+    private func commitWaiting() async {
+        while true {
+            let batch = batches.withLock { batches -> [Batch] in
+                var count = 0
+                let taken = batches.waiting.prefix { batch in
+                    defer { count += batch.events.count }
+                    return count == 0 || count + batch.events.count <= Self.eventsPerCommit
+                }
+                batches.waiting.removeFirst(taken.count)
+                if taken.isEmpty { batches.committing = false }
+                return Array(taken)
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                try await store.append(batch.flatMap(\.events))
+                for publish in batch { publish.caller.resume() }
+            } catch {
+                for publish in batch { publish.caller.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// `event` as the outbox keeps it, with a new identifier.
+    func encode<Event: DurableEvent>(_ event: Event, from sender: ModuleID) throws(EventError) -> OutboxEvent {
+        do {
+            return OutboxEvent(
+                id: UUID(), type: Event.durableName, payload: try JSONEncoder().encode(event), sender: sender)
+        } catch {
+            throw EventError(.invalid, "\(Event.durableName) from \(sender) could not be encoded as JSON: \(error).")
+        }
+    }
+
+    /// Registers `module`'s handler `name` and returns the work that hands it its deliveries until cancelled,
+    /// running `handler` through `call` (the module's services and calls).
+    func register<Event: DurableEvent>(
+        _ type: Event.Type, module: ModuleID, name: String,
+        call: @escaping @Sendable (@Sendable () async throws -> Void) async throws -> Void,
+        handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
+    ) async throws(EventError) -> (work: @Sendable () async -> Void, end: @Sendable () -> Void) {
+        let subscriber = "\(module.rawValue)/\(name)"
+        guard running.withLock({ $0.insert(subscriber).inserted }) else {
+            throw EventError(
+                .duplicate,
+                "\(module) already has a durable handler named \(name.quotedForMessage()); name each one once.")
+        }
+        do {
+            let store = store
+            try await Deadline.wait(until: clock.now() + timeLimit, on: clock) {
+                try await store.subscribe(subscriber, module: module, to: Event.durableName)
+            }
+        } catch {
+            running.withLock { _ = $0.remove(subscriber) }
+            throw EventError(
+                .unavailable,
+                "\(module)'s handler \(name.quotedForMessage()) of \(Event.durableName) could not be recorded in the "
+                    + "outbox: \(error). Activate the module again once the outbox's storage is reachable.")
+        }
+        let dispatcher = DurableDispatcher(
+            outbox: self, subscriber: subscriber, logger: Logger(label: module.rawValue),
+            deliver: { delivery in try await call { try await handler(try Self.envelope(delivery, as: Event.self)) } })
+        return (dispatcher.run, { self.running.withLock { _ = $0.remove(subscriber) } })
+    }
+
+    /// `delivery`'s event, decoded as `type`.
+    private static func envelope<Event: DurableEvent>(_ delivery: DurableDelivery, as type: Event.Type) throws
+        -> DurableEnvelope<Event>
+    {
+        let event: Event
+        do {
+            event = try JSONDecoder().decode(Event.self, from: delivery.payload)
+        } catch {
+            throw UnreadableEvent(
+                "\(delivery.type) \(delivery.event) cannot be read as \(Event.self): \(error). Make the type read "
+                    + "what was published (or resubmit it after a release that can).")
+        }
+        return DurableEnvelope(
+            id: delivery.event, attempt: delivery.attempt, sender: delivery.sender,
+            publishedAt: delivery.publishedAt, event: event)
+    }
+}
+
+/// A delivery's event cannot be decoded as its handler's type: no retry can help, so it is parked at once.
+struct UnreadableEvent: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

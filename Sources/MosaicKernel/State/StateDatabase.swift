@@ -1,0 +1,151 @@
+internal import Dispatch
+internal import Foundation
+internal import GRDB
+internal import Mosaic
+internal import Synchronization
+
+/// Persisted state keys in one SQLite database (`state.sqlite` in the state directory), a row per key holding
+/// its JSON and the key's version when it was saved. Each write is a transaction, so a crash leaves the old value or
+/// the new one; rows the code cannot use are moved to `mosaic_state_unreadable`, never overwritten. A database made
+/// before keys had versions gains the `version` column (1 for every existing row) when it is opened.
+///
+/// The database runs in WAL mode with `synchronous = NORMAL`: a commit appends to the log without an `fsync` of its
+/// own (the log is synced at checkpoints), which keeps a crash from tearing a value (SQLite guarantees each
+/// transaction whole) while it may lose the last writes on power loss. Another process holding the write lock makes
+/// a write wait, up to `busyTimeout`, rather than fail at once.
+///
+/// Every call runs on GRDB's own dispatch queue (its async API), never on a thread of the cooperative pool; so
+/// does opening the database, on the first call (a failed open is tried again by the next).
+final class StateDatabase: StatePersister {
+    private let directory: String
+    private let busyMode: Database.BusyMode
+    /// The database file, for diagnostics.
+    let path: String
+    /// The open database, or its opening under way.
+    private let opening = Mutex<Task<DatabaseQueue, any Error>?>(nil)
+
+    /// The database in `directory` (created if need be on the first call).
+    convenience init(directory: String, busyTimeout: Duration = .seconds(5)) {
+        let (seconds, attoseconds) = busyTimeout.components
+        self.init(directory: directory, busyMode: .timeout(Double(seconds) + Double(attoseconds) / 1e18))
+    }
+
+    /// The database, with `busyMode` deciding what a write does when another connection holds the lock (tests pass
+    /// a callback, to see the write meet the lock).
+    init(directory: String, busyMode: Database.BusyMode) {
+        self.directory = directory
+        self.busyMode = busyMode
+        path = URL(fileURLWithPath: directory).appendingPathComponent("state.sqlite").path
+    }
+
+    /// Opens the database now (creating it and its tables), rather than on the first call.
+    func open() async throws {
+        _ = try await queue()
+    }
+
+    /// The open database, opening it on a dispatch thread the first time.
+    private func queue() async throws -> DatabaseQueue {
+        let task = opening.withLock { opening in
+            if let task = opening { return task }
+            let (directory, path, busyMode) = (directory, path, busyMode)
+            let task = Task {
+                try await withCheckedThrowingContinuation { continuation in
+                    // A queue of its own (a thread that may block), not the global one, which few threads serve.
+                    DispatchQueue(label: "mosaic.state-database.open").async {
+                        continuation.resume(
+                            with: Result { try Self.open(directory: directory, path: path, busyMode: busyMode) })
+                    }
+                }
+            }
+            opening = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            opening.withLock { if $0 == task { $0 = nil } }
+            throw StateError(
+                .unavailable,
+                "The state database \(path) cannot be opened (\(error)). Check that the directory is writable; move "
+                    + "a damaged state.sqlite aside.")
+        }
+    }
+
+    private static func open(directory: String, path: String, busyMode: Database.BusyMode) throws -> DatabaseQueue {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.busyMode = busyMode
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in try createOrMigrateSchema(db) }
+        return queue
+    }
+
+    /// Creates the tables, or brings tables made by an older Mosaic up to date: their rows gain a `version` column
+    /// (1, the version of everything saved before keys had versions). `queue.write` runs this in one transaction,
+    /// so a crash leaves the old schema or the new one.
+    private static func createOrMigrateSchema(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS mosaic_state (
+                    id TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL DEFAULT 1);
+                CREATE TABLE IF NOT EXISTS mosaic_state_unreadable (
+                    id TEXT NOT NULL, value BLOB NOT NULL, reason TEXT NOT NULL, kept_at TEXT NOT NULL,
+                    version INTEGER NOT NULL DEFAULT 1);
+                """)
+        for table in ["mosaic_state", "mosaic_state_unreadable"]
+        where try !db.columns(in: table).contains(where: { $0.name == "version" }) {
+            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+        }
+    }
+
+    func load(_ id: String) async throws -> SavedState? {
+        let queue = try await queue()
+        do {
+            return try await queue.read { db -> SavedState? in
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT value, version FROM mosaic_state WHERE id = ?", arguments: [id])
+                return row.map { SavedState(data: $0["value"], version: $0["version"]) }
+            }
+        } catch {
+            throw StateError(
+                .unavailable,
+                "The state database could not be read for \(id) (\(error)). Check the state directory's "
+                    + "state.sqlite; move it aside if it is damaged.")
+        }
+    }
+
+    func save(_ data: Data, version: Int, for id: String) async throws {
+        let queue = try await queue()
+        do {
+            try await queue.write { db in
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO mosaic_state (id, value, version) VALUES (?, ?, ?)",
+                    arguments: [id, data, version])
+            }
+        } catch {
+            throw StateError(
+                .unavailable, "\(id) could not be saved in the state database: \(error). Its value is unchanged.")
+        }
+    }
+
+    func park(_ id: String, reason: String) async throws -> String {
+        let queue = try await queue()
+        do {
+            try await queue.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO mosaic_state_unreadable (id, value, version, reason, kept_at)
+                            SELECT id, value, version, ?, datetime('now') FROM mosaic_state WHERE id = ?;
+                        DELETE FROM mosaic_state WHERE id = ?;
+                        """,
+                    arguments: [reason, id, id])
+            }
+        } catch {
+            throw StateError(
+                .unavailable, "The row of \(id) could not be moved to mosaic_state_unreadable: \(error).")
+        }
+        return "the row was kept in mosaic_state_unreadable (with its version) in \(path)"
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import GRDB
+import Mosaic
+import MosaicTesting
+import Synchronization
+import Testing
+
+@testable import MosaicKernel
+
+/// Shared storage whose saves never answer until the test lets them go (loads answer at once: nothing is saved).
+final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
+    /// How many saves have started.
+    let started = Mutex(0)
+    private let gate = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let revision = Atomic<Int64>(0)
+    /// The values the storage stored in the end.
+    let stored = Mutex<[String]>([])
+
+    func loadRevision(_ id: String) async throws -> (saved: SavedState, revision: Int64)? { nil }
+    func load(_ id: String) async throws -> SavedState? { nil }
+    func save(_ data: Data, version: Int, for id: String) async throws {}
+    func park(_ id: String, reason: String) async throws -> String { "nowhere" }
+    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch { SharedWatch {} }
+    func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit {
+        for row in rows { _ = try await save(row.data, version: row.version, for: row.id, replacing: row.revision) }
+        return .committed([:])
+    }
+
+    func save(_ data: Data, version: Int, for id: String, replacing: Int64?) async throws -> SharedSave {
+        started.withLock { $0 += 1 }
+        await withCheckedContinuation { continuation in
+            let open = gate.withLock { gate in
+                if !gate.open { gate.waiting.append(continuation) }
+                return gate.open
+            }
+            if open { continuation.resume() }
+        }
+        stored.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
+        return .saved(revision: revision.add(1, ordering: .relaxed).newValue)
+    }
+
+    func decisions() async throws -> [Entitlement: Bool] { [:] }
+    func decide(_ entitlement: Entitlement, granted: Bool) async throws {}
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch { SharedWatch {} }
+
+    /// Answers every save held, and every later one at once.
+    func letGo() {
+        let waiting = gate.withLock { gate in
+            gate.open = true
+            defer { gate.waiting = [] }
+            return gate.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
+
+extension StateKey where Value == String {
+    static let sharedNote = StateKey("com.app.shared-note", initial: "none", persistence: .database)
+}
+
+/// Waits until `condition` holds, yielding between looks (no time passes on any clock).
+func eventually(_ condition: () -> Bool) async {
+    while !condition() { await Task.yield() }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct StorageOutageTests {
+    /// A module that shows the shared note on the dashboard.
+    static let noteModule = serviceModule("com.app.note") { module in
+        module.reads(.sharedNote)
+        module.contribute(to: .dashboard, id: "note", title: "Note") { (context: ActivationContext) in
+            Panel(.text(context.state[.sharedNote]))
+        }
+    }
+
+    @Test(
+        "with storage that never answers, 100 writers of a key wait, then fail at their deadline with `unavailable`, while reads, renders and other keys' writes complete"
+    )
+    func storageThatNeverAnswers() async throws {
+        let clock = ManualClock()
+        let store = UnansweringStore()
+        var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
+        options.sharedStorage = SharedStorage(
+            state: store, policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+            description: "storage that never answers")
+        let kernel = makeKernel([Self.noteModule], options: options)
+        try await kernel.boot()
+
+        let writers = (0..<100).map { index in
+            Task { try await kernel.sharedState.set(.sharedNote, to: "note \(index)") }
+        }
+        // One write is at the storage (waiting for it, with its deadline); the other 99 wait for the key's lane.
+        await clock.sleepers(reaching: 100)
+        #expect(store.started.withLock { $0 } == 1)
+        // None of these waits for the stalled writes.
+        #expect(kernel.sharedState[.sharedNote] == "none")
+        try await kernel.sharedState.set(.counter, to: 7)
+        #expect(kernel.sharedState[.counter] == 7)
+        let panel = try await kernel.contributions(for: .dashboard)[0].content()
+        #expect(panel == Panel(.text("none")))
+
+        clock.advance(by: .seconds(5))
+        for writer in writers {
+            let error = await #expect(throws: StateError.self) { try await writer.value }
+            #expect(error?.code == .unavailable, "\(String(describing: error))")
+        }
+        #expect(store.started.withLock { $0 } == 1, "a writer given up on never reaches the storage")
+
+        // The storage answers late: what it stored is the key's value, and the next write goes through.
+        store.letGo()
+        await eventually { kernel.sharedState[.sharedNote] != "none" }
+        #expect(store.stored.withLock { $0 }.count == 1)
+        try await kernel.sharedState.set(.sharedNote, to: "later")
+        #expect(kernel.sharedState[.sharedNote] == "later")
+        await kernel.shutdown()
+    }
+
+    @Test(
+        "with the state database locked by another process, writers fail at their deadline while reads and other keys' writes complete; the stalled write lands once the lock goes"
+    )
+    func lockedDatabase() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = ManualClock()
+        let kernel = makeKernel(
+            [],
+            options: KernelOptions(
+                stateDirectory: directory, stateDatabaseBusyTimeout: .seconds(60),
+                storageTimeLimit: .seconds(5), clock: clock))
+        try await kernel.boot()
+        try await kernel.sharedState.set(.storedPreferences, to: Preferences(city: "Oslo", units: "metric"))
+        // Another process takes the database's write lock and keeps it.
+        var holding = Configuration()
+        holding.allowsUnsafeTransactions = true
+        let holder = try DatabaseQueue(path: directory + "/state.sqlite", configuration: holding)
+        try holder.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+
+        let writers = (0..<20).map { index in
+            Task {
+                try await kernel.sharedState.set(.storedPreferences, to: Preferences(city: "City \(index)", units: ""))
+            }
+        }
+        await clock.sleepers(reaching: 20)
+        #expect(kernel.sharedState[.storedPreferences].city == "Oslo")
+        try await kernel.sharedState.set(.counter, to: 3)
+        #expect(kernel.sharedState[.counter] == 3)
+        clock.advance(by: .seconds(5))
+        for writer in writers {
+            let error = await #expect(throws: StateError.self) { try await writer.value }
+            #expect(error?.code == .unavailable)
+        }
+        // The lock goes: the one write that reached the database lands, and is the key's value.
+        try holder.inDatabase { db in try db.execute(sql: "COMMIT") }
+        await eventually { kernel.sharedState[.storedPreferences].city != "Oslo" }
+        let landed = kernel.sharedState[.storedPreferences].city
+        #expect(landed.hasPrefix("City "))
+        await kernel.shutdown()
+        let reopened = makeKernel([], options: KernelOptions(stateDirectory: directory))
+        try await reopened.boot()
+        await reopened.sharedState.load(.storedPreferences)
+        #expect(reopened.sharedState[.storedPreferences].city == landed)
+        await reopened.shutdown()
+    }
+}
