@@ -86,6 +86,40 @@ final class Handled: Sendable {
         #expect(mail.envelopes.count == 3, "each handler got each event once")
     }
 
+    @Test("a batch and 50 concurrent publishes all reach the handler, each once; a batch keeps its order")
+    func batchesAndConcurrentPublishes() async throws {
+        let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])])
+        let mail = Handled()
+        try await #require(contexts["com.app.mail"]).events.handle(OrderPlaced.self, as: "send-receipt") {
+            mail.record($0)
+        }
+        let shop = try #require(contexts["com.app.shop"])
+        try await shop.events.publish(contentsOf: (1...100).map { OrderPlaced(order: $0) })
+        await mail.waitFor(100)
+        #expect(mail.envelopes.map(\.event.order) == Array(1...100))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for order in 101...150 { group.addTask { try await shop.events.publish(OrderPlaced(order: order)) } }
+            try await group.waitForAll()
+        }
+        await mail.waitFor(150)
+        #expect(Set(mail.envelopes.map(\.event.order)) == Set(1...150))
+        #expect(Set(mail.envelopes.map(\.id)).count == 150, "each event stored once, under its own id")
+        try await shop.events.publish(contentsOf: [OrderPlaced]())
+        await kernel.shutdown()
+    }
+
+    @Test("a durable event published from synchronous code is refused, naming the fix, not stored without waiting")
+    func synchronousDurablePublishRefused() async throws {
+        let kernel = try await boot([("com.app.shop", [])])
+        let shop = try #require(contexts["com.app.shop"])
+        // A synchronous context picks the synchronous overload.
+        let publish: @Sendable () throws(EventError) -> Void = { try shop.events.publish(OrderPlaced(order: 1)) }
+        let error = #expect(throws: EventError.self) { try publish() }
+        #expect(error?.code == .invalid)
+        #expect(error?.message.contains("try await context.events.publish") == true)
+        await kernel.shutdown()
+    }
+
     @Test("a failing handler is retried, parked after its last attempt, listed, and handled when resubmitted")
     func retriedParkedResubmitted() async throws {
         let kernel = try await boot([("com.app.shop", []), ("com.app.mail", [])], maximumAttempts: 3)

@@ -84,3 +84,15 @@ struct BrokenRouteModule: Module {
         module.contribute(to: .webRoutes, id: "broken", title: "Broken") { () throws -> WebRoute in throw Refusal() }
     }
 }
+
+/// A module whose writes meet a storage that did not answer in time: a route and a link handler.
+struct StalledStorageModule: Module {
+    static let manifest = Manifest(id: "com.test.stalled", version: "1.0.0")
+    static let outage = StateError(.unavailable, "com.test.note waited for its storage past its time limit.")
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .webRoutes, id: "stalled.save", title: "Save") {
+            WebRoute(.post, "/stalled") { _ in throw outage }
+        }
+        module.handle(feature: "stalled") { _, _ in throw outage }
+    }
+}

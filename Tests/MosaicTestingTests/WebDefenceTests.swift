@@ -181,6 +181,21 @@ struct WebDefenceTests {
         }
     }
 
+    @Test("a write the storage did not take in time is a 503 with Retry-After, for a link and a route alike")
+    func storageOutage() async throws {
+        let (_, web) = try await ghostWeb([StalledStorageModule.self])
+        try await Application(router: web.router()).test(.router) { client in
+            let token = try await client.token()
+            let link = try await client.post("/open", form: "csrf=\(token)&url=ghost%3A%2F%2Fdashboard%2Fstalled")
+            #expect(link.status == 503)
+            #expect(link.headers[.retryAfter] == "5")
+            #expect(link.body.contains("Try again"))
+            let route = try await client.post("/api/stalled", form: "", headers: [.init("X-CSRF-Token")!: token])
+            #expect(route.status == 503)
+            #expect(route.headers[.retryAfter] == "5")
+        }
+    }
+
     @Test("every host's token is 64 hex digits: 32 random bytes, each as two digits")
     func tokens() async throws {
         let (app, web) = try await ghostWeb()

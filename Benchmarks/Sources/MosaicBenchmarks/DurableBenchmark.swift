@@ -105,13 +105,17 @@ final class Arrivals: Sendable {
     }
 }
 
-/// Durable events on PostgreSQL (`durable URL`): publishing 10,000 into the outbox from one instance; draining
-/// 10,000 waiting deliveries with one consumer instance and with two (the events are published while the handler's
-/// module is revoked on every instance, then it is granted, and the clock runs until the last is handled); and
-/// the outbox latency, publish to handler, one event at a time.
+/// Durable events on PostgreSQL (`durable URL`): publishing into the outbox from one instance, one publisher at a
+/// time (a commit per event, the floor) and 16 and 64 publishers at once (publishes share commits) and in batches of
+/// 100 (`publish(contentsOf:)`); draining the waiting deliveries with one consumer instance and with two (the events
+/// are published while the handler's module is revoked on every instance, then it is granted, and the clock runs
+/// until the last is handled); and the outbox latency, publish to handler: one event at a time, and at half the
+/// highest rate the outbox sustained (the lower of the highest publishing rate and one consumer's drain rate).
 func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) async throws {
-    print("\nDurable events on PostgreSQL (\(events) events; each consumer is an instance with its own connections)")
-    print(row(["", "events/s", "seconds"], widths: [44, 10, 10]))
+    print("\nDurable events on PostgreSQL (each consumer is an instance with its own connections)")
+    print(row(["", "events", "events/s", "seconds"], widths: [44, 8, 10, 10]))
+    var highest = 0.0
+    var drainedAlone = 0.0
     for consumers in [1, 2] {
         let arrivals = Arrivals()
         let name = "drain-\(consumers)"
@@ -126,25 +130,30 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
                 try await Task.sleep(for: .milliseconds(1))
             }
         }
-        let publishing = ContinuousClock.now
-        for order in 1...events {
-            try await instances[0].shop.events.publish(BenchReceipt(order: order, sentAt: 0))
-        }
-        let published = publishing.duration(to: .now)
-        if consumers == 1 {
-            print(
-                row(
-                    ["publish into the outbox (one instance)", rate(events, published), seconds(published)],
-                    widths: [44, 10, 10]))
+        let shop = instances[0].shop
+        var published = 0
+        let modes: [(String, Int, Int, Int)] =
+            consumers == 1
+            ? [
+                ("publish, 1 publisher", events / 5, 1, 1), ("publish, 16 publishers", events, 16, 1),
+                ("publish, 64 publishers", events, 64, 1), ("publish, batches of 100", events, 1, 100),
+            ]
+            : [("publish, batches of 100", events, 1, 100)]
+        for (title, count, publishers, batch) in modes {
+            let took = try await publish(count, from: shop, publishers: publishers, batch: batch, first: published)
+            published += count
+            highest = max(highest, Double(count) / inSeconds(took))
+            if consumers == 1 {
+                print(row([title, "\(count)", rate(count, took), seconds(took)], widths: [44, 8, 10, 10]))
+            }
         }
         let draining = ContinuousClock.now
         try await instances[0].kernel.grant("mail")
-        await arrivals.wait(for: events)
+        await arrivals.wait(for: published)
         let drained = draining.duration(to: .now)
-        print(
-            row(
-                ["drain, \(consumers) consumer\(consumers == 1 ? "" : "s")", rate(events, drained), seconds(drained)],
-                widths: [44, 10, 10]))
+        if consumers == 1 { drainedAlone = Double(published) / inSeconds(drained) }
+        let title = "drain, \(consumers) consumer\(consumers == 1 ? "" : "s")"
+        print(row([title, "\(published)", rate(published, drained), seconds(drained)], widths: [44, 8, 10, 10]))
         // Uninstalled, the handler is recorded for no later event (so it does not slow the next runs' publishing).
         for instance in instances { try await instance.kernel.uninstall("bench.mail") }
         for instance in instances { await instance.stop() }
@@ -159,17 +168,68 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
         await arrivals.wait(for: round)
         if round == 50 { _ = arrivals.takeLatencies() }
     }
-    let sorted = arrivals.takeLatencies().sorted().map { Int($0 / 1_000) }
-    let at = { (q: Double) in sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
-    print("\nOutbox latency, publish on one instance to the handler on another, µs over \(rounds) events")
-    print(row(["", "p50", "p99", "min", "max"], widths: [44, 8, 8, 8, 8]))
-    print(
-        row(
-            ["publish → handler", "\(at(0.5))", "\(at(0.99))", "\(sorted[0])", "\(sorted[sorted.count - 1])"],
-            widths: [44, 8, 8, 8, 8]))
+    print("\nOutbox latency, publish on one instance to the handler on another, µs")
+    print(row(["", "events", "p50", "p99", "min", "max"], widths: [44, 8, 8, 8, 8, 8]))
+    printLatencies("one at a time", arrivals.takeLatencies())
+    // Half the highest rate the outbox sustains (publishing and one consumer draining), paced in ticks of 10 ms,
+    // each tick's events published at once, for 3 s.
+    let perTick = max(1, Int(min(highest, drainedAlone) / 2 / 100))
+    let ticks = 300
+    let clock = ContinuousClock()
+    let start = clock.now
+    for tick in 0..<ticks {
+        for index in 0..<perTick {
+            let order = rounds + 50 + tick * perTick + index + 1
+            Task {
+                try await publisher.shop.events.publish(
+                    BenchReceipt(order: order, sentAt: DispatchTime.now().uptimeNanoseconds))
+            }
+        }
+        try await clock.sleep(until: start.advanced(by: .milliseconds(10 * (tick + 1))))
+    }
+    await arrivals.wait(for: rounds + 50 + ticks * perTick)
+    printLatencies("at \(perTick * 100) events/s (half the sustained)", arrivals.takeLatencies())
     try await consumer.kernel.uninstall("bench.mail")
     await consumer.stop()
     await publisher.stop()
+}
+
+/// Publishes `count` events from `shop`, numbered from `first + 1`: `publishers` tasks at once, each publishing
+/// in batches of `batch`; how long it took.
+private func publish(
+    _ count: Int, from shop: ActivationContext, publishers: Int, batch: Int, first: Int
+) async throws -> Duration {
+    let clock = ContinuousClock()
+    let start = clock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for publisher in 0..<publishers {
+            group.addTask {
+                let mine = Array(stride(from: first + publisher + 1, through: first + count, by: publishers))
+                for chunk in stride(from: 0, to: mine.count, by: batch) {
+                    let receipts = mine[chunk..<min(chunk + batch, mine.count)].map {
+                        BenchReceipt(order: $0, sentAt: 0)
+                    }
+                    if receipts.count == 1 {
+                        try await shop.events.publish(receipts[0])
+                    } else {
+                        try await shop.events.publish(contentsOf: receipts)
+                    }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    return start.duration(to: clock.now)
+}
+
+private func printLatencies(_ title: String, _ nanoseconds: [UInt64]) {
+    let sorted = nanoseconds.sorted().map { Int($0 / 1_000) }
+    guard !sorted.isEmpty else { return }
+    let at = { (q: Double) in sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
+    print(
+        row(
+            [title, "\(sorted.count)", "\(at(0.5))", "\(at(0.99))", "\(sorted[0])", "\(sorted[sorted.count - 1])"],
+            widths: [44, 8, 8, 8, 8, 8]))
 }
 
 private func rate(_ count: Int, _ duration: Duration) -> String {

@@ -56,7 +56,7 @@ final class DeliveryCounter: Sendable {
 func fanOut<Updates: AsyncSequence<Updates.Element, Never> & Sendable>(
     observers: Int, rounds: Int = 50, subscribe: () -> Updates,
     accept: @escaping @Sendable (Updates.Element) -> Bool = { _ in true },
-    trigger: (_ round: Int) throws -> Void
+    trigger: (_ round: Int) async throws -> Void
 ) async rethrows -> FanOutTimings {
     try await fanOut(
         observers: observers, rounds: rounds,
@@ -80,7 +80,7 @@ struct FanOutTimings {
 /// `received` once per element it gets.
 func fanOut(
     observers: Int, rounds: Int = 50, spawn: (_ received: @escaping @Sendable () -> Void) -> Void,
-    trigger: (_ round: Int) throws -> Void
+    trigger: (_ round: Int) async throws -> Void
 ) async rethrows -> FanOutTimings {
     let counter = DeliveryCounter()
     let (done, signal) = AsyncStream.makeStream(of: Int.self)
@@ -95,7 +95,7 @@ func fanOut(
     var delivered: [Double] = []
     for round in 1...(rounds + 10) {
         let start = ContinuousClock.now
-        try trigger(round)
+        try await trigger(round)
         returns.append(start.duration(to: .now).nanoseconds / 1_000)
         _ = await doneIterator.next()
         delivered.append(start.duration(to: .now).nanoseconds / 1_000)

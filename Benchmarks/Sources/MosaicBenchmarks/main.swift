@@ -15,11 +15,12 @@
 // instructions per delivery (the difference of two ROUNDS, as the README does with 40 and 240);
 // `… MosaicBenchmarks propagation URL` times a state write on one instance reaching an observer on another through
 // the PostgreSQL database at URL (postgres.sh starts a cluster of its own and runs it);
-// `… MosaicBenchmarks durable URL` measures durable events there (postgres.sh durable), and `durable-publish URL COUNT` /
+// `… MosaicBenchmarks durable URL` measures durable events there, and state writes (postgres.sh durable), and `durable-publish URL COUNT` /
 // `durable-consume URL` are the two roles durable-crash.py runs as processes and kills.
 import Logging
 import Mosaic
 import MosaicKernel
+import MosaicPostgres
 
 /// The number a mode takes (rounds, or modules): its second argument, or `standard` when there is none.
 func numberArgument(standard: Int) -> Int {
@@ -72,12 +73,16 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runPropagationBenchmark(url: CommandLine.arguments[2])
 } else if CommandLine.arguments.dropFirst().first == "durable", CommandLine.arguments.count > 2 {
     try await runDurableBenchmark(url: CommandLine.arguments[2])
+    let backend = try await PostgresBackend.connect(url: CommandLine.arguments[2])
+    try await runStateWriteBenchmark(title: "PostgreSQL", sharedStorage: backend.storage)
+    await backend.close()
 } else if CommandLine.arguments.dropFirst().first == "durable-publish", CommandLine.arguments.count > 3 {
     try await runDurablePublisher(url: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10_000)
 } else if CommandLine.arguments.dropFirst().first == "durable-consume", CommandLine.arguments.count > 2 {
     try await runDurableConsumer(url: CommandLine.arguments[2])
 } else if CommandLine.arguments.dropFirst().first == "state" {
     try await runStateBenchmark()
+    try await runStateWriteBenchmark(title: "SQLite")
 } else if CommandLine.arguments.dropFirst().first == "events" {
     try await runEventBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "operations" {
@@ -103,4 +108,5 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runDeeplinkBenchmark()
     try await runEventBenchmark()
     try await runStateBenchmark()
+    try await runStateWriteBenchmark(title: "SQLite")
 }

@@ -32,8 +32,10 @@ struct DurableDispatcher: Sendable {
         }
     }
 
-    /// Claims and handles batches until none is due.
+    /// Claims and handles batches until none is due. A batch's completions are recorded while the next batch is
+    /// claimed: one round trip per batch less, and never two recordings under way at once.
     private func drain() async {
+        var recording: Task<Void, Never>?
         while !Task.isCancelled {
             // Read before the claim, so the lease is never thought longer than it is.
             let claimedAt = clock.now()
@@ -44,9 +46,9 @@ struct DurableDispatcher: Sendable {
                 logger.warning(
                     "could not claim durable events for \(subscriber); trying again shortly",
                     metadata: ["error": "\(error)"])
-                return
+                break
             }
-            guard let claim = claimed.first?.claim else { return }
+            guard let claim = claimed.first?.claim else { break }
             var done: [Int64] = []
             for (position, delivery) in claimed.enumerated() {
                 // A handler starts only while the lease has room for it and, after it, for recording the batch.
@@ -58,8 +60,10 @@ struct DurableDispatcher: Sendable {
                 }
                 if await handle(delivery) { done.append(delivery.id) }
             }
-            await complete(done, claim: claim)
+            await recording?.value
+            recording = Task { [done] in await complete(done, claim: claim) }
         }
+        await recording?.value
     }
 
     /// Records the batch's handled deliveries as done, in one write: a crash before it repeats them (at least

@@ -56,6 +56,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a connection may send nothing before it is closed.")
     var idleTimeout = 30
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a state write or a durable publish may wait for its storage before it fails.",
+            discussion: "A page whose change could not be stored in time answers 503 with Retry-After; reads and "
+                + "other pages go on meanwhile."))
+    var storageTimeLimit = 5
+
     @Option(help: "Where Ghost keeps its state (an SQLite database); created when missing.")
     var dataDirectory = ".ghost-data"
 
@@ -108,6 +115,10 @@ struct Serve: AsyncParsableCommand {
         guard idleTimeout > 0 else {
             throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
         }
+        guard storageTimeLimit > 0 else {
+            throw ValidationError(
+                "--storage-time-limit must be a positive number of seconds, not \(storageTimeLimit).")
+        }
         for name in allowedHosts where name.isEmpty || name.contains(where: { $0 == "/" || $0 == " " }) {
             throw ValidationError("--allow-host takes a host name or address without a scheme or path, not “\(name)”.")
         }
@@ -138,7 +149,8 @@ struct Serve: AsyncParsableCommand {
         }
         let catalog = ModuleCatalog(groups: AppManifest.groups)
         var configuration = KernelOptions(
-            deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory)
+            deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory,
+            storageTimeLimit: .seconds(storageTimeLimit))
         let database = try await sharedDatabase()
         configuration.sharedStorage = database?.storage
         let (providers, reloadingFile) = try await configurationProviders()

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Nothing in Sources/ blocks a thread waiting for I/O or another thread: no `EventLoopFuture.wait()`, semaphore,
+# condition, sleep or blocking process wait. A thread of the cooperative pool that blocks (two of them on a 2-core
+# machine) freezes every task of the process. Locks are `Synchronization.Mutex`, whose `withLock` takes a synchronous
+# closure, so no lock can be held across an `await`; blocking file and SQLite calls run on dispatch queues of their
+# own (StateFiles, StateDatabase), never on the pool.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pattern='\.wait\(\)|DispatchSemaphore|NSCondition|NSLock|pthread_mutex|Thread\.sleep|usleep\(|sleep\([0-9]|waitUntilExit|readDataToEndOfFile|syncShutdownGracefully|\.sync[[:space:]]*\{'
+if grep -rnE "$pattern" Sources --include='*.swift'; then
+    echo "error: a call above blocks a thread; await instead (see Scripts/check-no-blocking.sh)." >&2
+    exit 1
+fi

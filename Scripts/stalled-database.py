@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""A Ghost instance whose PostgreSQL database stops answering, checked from outside.
+
+Starts a PostgreSQL cluster of its own (as `nobody` when run as root) and one `ghost` on it with a storage time limit
+of 2 s. Then, twice, it sends 20 concurrent link POSTs (each writes the favourite city) while timing `/dashboard` and
+`/health/live` in a loop: once with the database answering (the baseline), once with every process of the cluster
+stopped by SIGSTOP (the postmaster too, so that no new connection gets past it either). It checks that
+- during the stall every link POST answers 503 with Retry-After, no later than the time limit and a margin;
+- the p99 of `/dashboard` and `/health/live` during the stall stays within 3x the baseline's (at least 10 ms);
+- once the database answers again (SIGCONT), a link POST succeeds and the dashboard shows its city.
+Prints the figures, exits non-zero when a check fails. Everything it starts is stopped at the end.
+
+    python3 Scripts/stalled-database.py .build/debug/ghost
+"""
+import glob, os, re, shutil, signal, socket, subprocess, sys, tempfile, threading, time
+import urllib.error, urllib.parse, urllib.request
+
+ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
+binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+if not binaries or not os.path.exists(ghost):
+    sys.exit(f"needs PostgreSQL (apt-get install postgresql) and {ghost} (swift build --product ghost)")
+bin_dir = binaries[0]
+TIME_LIMIT = 2.0
+WRITERS = 20
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def as_postgres(*command):
+    prefix = ["runuser", "-u", "nobody", "--"] if os.getuid() == 0 else []
+    subprocess.run(prefix + list(command), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/tmp")
+
+
+def get(url, timeout=30):
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.read().decode()
+
+
+def open_link(base, token, city):
+    """POSTs a city link; returns (status, Retry-After, seconds taken)."""
+    url = f"ghost://dashboard/weather/city?name={city}"
+    body = urllib.parse.urlencode({"csrf": token, "url": url}).encode()
+    request = urllib.request.Request(base + "/open", data=body, headers={"Origin": base})
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            response.read()
+            return response.status, response.headers.get("Retry-After"), time.monotonic() - started
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Retry-After"), time.monotonic() - started
+
+
+def p99(samples):
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def round_of_writes(base, token, cities):
+    """20 link POSTs at once, while /dashboard and /health/live are timed in a loop for at least the time limit;
+    the POSTs' results and the pages' timings."""
+    results, timings, done = [None] * len(cities), {"/dashboard": [], "/health/live": []}, threading.Event()
+
+    def write(index):
+        results[index] = open_link(base, token, cities[index])
+
+    def time_pages():
+        while not done.is_set():
+            for path in timings:
+                started = time.monotonic()
+                get(base + path)
+                timings[path].append(time.monotonic() - started)
+
+    started = time.monotonic()
+    pages = threading.Thread(target=time_pages)
+    pages.start()
+    writers = [threading.Thread(target=write, args=(i,)) for i in range(len(cities))]
+    for thread in writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    time.sleep(max(0, TIME_LIMIT - (time.monotonic() - started)))
+    done.set()
+    pages.join()
+    return results, timings
+
+
+def cluster_pids(data):
+    """The postmaster and every process it started."""
+    postmaster = int(open(os.path.join(data, "postmaster.pid")).readline())
+    children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
+    return [postmaster] + [int(pid) for pid in children]
+
+
+root = tempfile.mkdtemp(prefix="mosaic-stall-")
+os.chmod(root, 0o777)
+data, pg_port = os.path.join(root, "pg"), free_port()
+process, stopped, ok = None, [], True
+try:
+    as_postgres(f"{bin_dir}/initdb", "-D", data, "-U", "ghost", "-A", "trust", "--no-sync")
+    as_postgres(f"{bin_dir}/pg_ctl", "-D", data, "-l", os.path.join(root, "pg.log"), "-w", "-o",
+                f"-F -p {pg_port} -k {root} -c listen_addresses=127.0.0.1", "start")
+    as_postgres(f"{bin_dir}/createdb", "-h", "127.0.0.1", "-p", str(pg_port), "-U", "ghost", "ghost")
+    url = f"postgres://ghost@127.0.0.1:{pg_port}/ghost?sslmode=disable"
+    port, admin = free_port(), free_port()
+    log = open(os.path.join(root, "ghost.log"), "w")
+    process = subprocess.Popen(
+        [ghost, "--port", str(port), "--admin-port", str(admin), "--database-url", url,
+         "--data-directory", os.path.join(root, "data"), "--storage-time-limit", str(int(TIME_LIMIT))],
+        stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(300):
+        try:
+            if get(f"http://127.0.0.1:{admin}/health/ready", timeout=5).startswith("ready"):
+                break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    else:
+        raise RuntimeError("ghost did not become ready")
+    base = f"http://127.0.0.1:{port}"
+    token = re.search(r'name="csrf" value="([^"]+)"', get(base + "/settings")).group(1)
+
+    baseline, base_timings = round_of_writes(base, token, ["Oslo"] * WRITERS)
+    print(f"baseline: {WRITERS} link POSTs answered {sorted(set(r[0] for r in baseline))}, "
+          f"slowest {max(r[2] for r in baseline) * 1000:.0f} ms")
+
+    stopped = cluster_pids(data)
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    stalled, stall_timings = round_of_writes(base, token, ["Lisbon"] * WRITERS)
+    for pid in stopped:
+        os.kill(pid, signal.SIGCONT)
+    stopped = []
+
+    statuses = sorted(set(r[0] for r in stalled))
+    slowest = max(r[2] for r in stalled)
+    print(f"stalled: {WRITERS} link POSTs answered {statuses}, slowest {slowest * 1000:.0f} ms "
+          f"(time limit {TIME_LIMIT:.0f} s)")
+    if statuses != [503] or any(r[1] is None for r in stalled):
+        print("FAILED: every link POST during the stall must answer 503 with Retry-After")
+        ok = False
+    if slowest > TIME_LIMIT + 3:
+        print("FAILED: a link POST waited well past the storage time limit")
+        ok = False
+    for path in base_timings:
+        before, during = p99(base_timings[path]) * 1000, p99(stall_timings[path]) * 1000
+        allowed = 3 * max(before, 10)
+        verdict = "ok" if during <= allowed else "FAILED"
+        print(f"{verdict}: {path} p99 {during:.1f} ms during the stall ({len(stall_timings[path])} requests), "
+              f"{before:.1f} ms without ({len(base_timings[path])} requests); allowed {allowed:.1f} ms")
+        ok &= during <= allowed
+
+    for _ in range(100):
+        status, _, _ = open_link(base, token, "Tokyo")
+        if status in (200, 303):
+            break
+        time.sleep(0.1)
+    recovered = status in (200, 303) and "Tokyo" in get(base + "/dashboard")
+    print(f"{'ok' if recovered else 'FAILED'}: after the stall a link POST answered {status} and the dashboard "
+          f"{'shows' if recovered else 'does not show'} its city")
+    ok &= recovered
+finally:
+    for pid in stopped:
+        os.kill(pid, signal.SIGCONT)
+    if process:
+        process.terminate()
+        process.wait(timeout=30)
+    if os.path.exists(data):
+        as_postgres(f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+    if not ok:
+        for log in sorted(glob.glob(os.path.join(root, "*.log"))):
+            print(f"--- {log}", open(log).read()[-3000:], sep="\n")
+    shutil.rmtree(root, ignore_errors=True)
+sys.exit(0 if ok else 1)
