@@ -15,6 +15,8 @@ enum Deadline {
 
     /// The result of `operation`, or ``Exceeded`` once `clock` reaches `deadline` without one. When the caller
     /// stops waiting, `late` gets the result whenever it comes; when the caller gets it, `late` is never called.
+    /// `operation` starts even for a caller cancelled before the call: `late` is how its callers release what the
+    /// call holds, so it must always come.
     static func wait<R: Sendable>(
         until deadline: Duration, on clock: KernelClock,
         _ operation: @escaping @Sendable () async throws -> R,

@@ -26,9 +26,10 @@ extension StateHub {
         guard let lane = try? lane(of: key) else { return }
         let hold = LaneHold(lane)
         defer { hold.release() }
+        let deadline = clock.now() + timeLimit
         do {
-            try await hold.acquire(until: clock.now() + timeLimit, on: clock)
-            try await ensureLoaded(key, hold: hold, until: clock.now() + timeLimit)
+            try await hold.acquire(until: deadline, on: clock)
+            try await ensureLoaded(key, hold: hold, until: deadline)
         } catch {
             // Reported by the load itself, or a deadline: the key's first write loads it again.
             return

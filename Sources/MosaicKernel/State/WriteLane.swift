@@ -11,8 +11,9 @@ final class WriteLane: Sendable {
         var held = false
         var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
         var nextTicket = 0
-        /// Tickets given up on before they started waiting (a deadline or cancellation that came first).
-        var givenUp: [Int: any Error] = [:]
+        /// Tickets issued whose waiter has not joined `waiters` yet, and why one was given up on meanwhile (a
+        /// cancellation that came first).
+        var joining: [Int: (any Error)?] = [:]
     }
 
     private let state = Mutex(State())
@@ -26,6 +27,7 @@ final class WriteLane: Sendable {
                 return nil
             }
             state.nextTicket += 1
+            state.joining[state.nextTicket] = .some(nil)
             return state.nextTicket
         }
         guard let ticket else { return }
@@ -37,7 +39,8 @@ final class WriteLane: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome = state.withLock { state -> Result<Bool, any Error> in
-                    if let error = state.givenUp.removeValue(forKey: ticket) { return .failure(error) }
+                    let givenUp = state.joining.removeValue(forKey: ticket) ?? nil
+                    if let givenUp { return .failure(givenUp) }
                     if !state.held {
                         state.held = true
                         return .success(true)
@@ -68,14 +71,15 @@ final class WriteLane: Sendable {
         next?.resume()
     }
 
-    /// Removes waiter `ticket`, if it still waits, and resumes it with `error`.
+    /// Gives up on waiter `ticket` with `error`: resumes it if it waits, marks it if it has yet to join, and does
+    /// nothing if it already has the lane.
     private func giveUp(_ ticket: Int, _ error: any Error) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else {
-                state.givenUp[ticket] = error
-                return nil
+            if let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) {
+                return state.waiters.remove(at: index).continuation
             }
-            return state.waiters.remove(at: index).continuation
+            if state.joining[ticket] != nil { state.joining[ticket] = .some(error) }
+            return nil
         }
         waiter?.resume(throwing: error)
     }
