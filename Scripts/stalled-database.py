@@ -12,32 +12,15 @@ Prints the figures, exits non-zero when a check fails. Everything it starts is s
 
     python3 Scripts/stalled-database.py .build/debug/ghost
 """
-import glob, os, re, shutil, signal, socket, subprocess, sys, tempfile, threading, time
+import os, re, signal, subprocess, sys, threading, time
 import urllib.error, urllib.parse, urllib.request
+from pgcluster import Cluster, free_port, get
 
 ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
-binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
-if not binaries or not os.path.exists(ghost):
-    sys.exit(f"needs PostgreSQL (apt-get install postgresql) and {ghost} (swift build --product ghost)")
-bin_dir = binaries[0]
+if not os.path.exists(ghost):
+    sys.exit(f"needs {ghost} (swift build --product ghost)")
 TIME_LIMIT = 2.0
 WRITERS = 20
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def as_postgres(*command):
-    prefix = ["runuser", "-u", "nobody", "--"] if os.getuid() == 0 else []
-    subprocess.run(prefix + list(command), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/tmp")
-
-
-def get(url, timeout=30):
-    with urllib.request.urlopen(url, timeout=timeout) as response:
-        return response.read().decode()
 
 
 def open_link(base, token, city):
@@ -88,32 +71,19 @@ def round_of_writes(base, token, cities):
     return results, timings
 
 
-def cluster_pids(data):
-    """The postmaster and every process it started."""
-    postmaster = int(open(os.path.join(data, "postmaster.pid")).readline())
-    children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
-    return [postmaster] + [int(pid) for pid in children]
-
-
-root = tempfile.mkdtemp(prefix="mosaic-stall-")
-os.chmod(root, 0o777)
-data, pg_port = os.path.join(root, "pg"), free_port()
+cluster = Cluster("mosaic-stall-")
 process, stopped, ok = None, [], True
 try:
-    as_postgres(f"{bin_dir}/initdb", "-D", data, "-U", "ghost", "-A", "trust", "--no-sync")
-    as_postgres(f"{bin_dir}/pg_ctl", "-D", data, "-l", os.path.join(root, "pg.log"), "-w", "-o",
-                f"-F -p {pg_port} -k {root} -c listen_addresses=127.0.0.1", "start")
-    as_postgres(f"{bin_dir}/createdb", "-h", "127.0.0.1", "-p", str(pg_port), "-U", "ghost", "ghost")
-    url = f"postgres://ghost@127.0.0.1:{pg_port}/ghost?sslmode=disable"
+    url = cluster.start()
     port, admin = free_port(), free_port()
-    log = open(os.path.join(root, "ghost.log"), "w")
+    log = open(os.path.join(cluster.root, "ghost.log"), "w")
     process = subprocess.Popen(
         [ghost, "--port", str(port), "--admin-port", str(admin), "--database-url", url,
-         "--data-directory", os.path.join(root, "data"), "--storage-time-limit", str(int(TIME_LIMIT))],
+         "--data-directory", os.path.join(cluster.root, "data"), "--storage-time-limit", str(int(TIME_LIMIT))],
         stdout=log, stderr=subprocess.STDOUT)
     for _ in range(300):
         try:
-            if get(f"http://127.0.0.1:{admin}/health/ready", timeout=5).startswith("ready"):
+            if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
                 break
         except OSError:
             pass
@@ -127,7 +97,7 @@ try:
     print(f"baseline: {WRITERS} link POSTs answered {sorted(set(r[0] for r in baseline))}, "
           f"slowest {max(r[2] for r in baseline) * 1000:.0f} ms")
 
-    stopped = cluster_pids(data)
+    stopped = cluster.pids()
     for pid in stopped:
         os.kill(pid, signal.SIGSTOP)
     stalled, stall_timings = round_of_writes(base, token, ["Lisbon"] * WRITERS)
@@ -168,10 +138,5 @@ finally:
     if process:
         process.terminate()
         process.wait(timeout=30)
-    if os.path.exists(data):
-        as_postgres(f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
-    if not ok:
-        for log in sorted(glob.glob(os.path.join(root, "*.log"))):
-            print(f"--- {log}", open(log).read()[-3000:], sep="\n")
-    shutil.rmtree(root, ignore_errors=True)
+    cluster.stop(show_logs=not ok)
 sys.exit(0 if ok else 1)

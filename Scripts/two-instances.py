@@ -9,29 +9,12 @@ each took, and exits non-zero when either missed its second. Everything it start
 
     python3 Scripts/two-instances.py .build/debug/ghost
 """
-import glob, os, re, shutil, socket, subprocess, sys, tempfile, time, urllib.parse, urllib.request
+import os, re, subprocess, sys, time, urllib.parse, urllib.request
+from pgcluster import Cluster, free_port, get
 
 ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
-binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
-if not binaries or not os.path.exists(ghost):
-    sys.exit(f"needs PostgreSQL (apt-get install postgresql) and {ghost} (swift build --product ghost)")
-bin_dir = binaries[0]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def as_postgres(*command):
-    prefix = ["runuser", "-u", "nobody", "--"] if os.getuid() == 0 else []
-    subprocess.run(prefix + list(command), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/tmp")
-
-
-def get(url):
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return response.read().decode()
+if not os.path.exists(ghost):
+    sys.exit(f"needs {ghost} (swift build --product ghost)")
 
 
 def post(base, path, fields):
@@ -57,23 +40,17 @@ def within_a_second(what, condition):
     return False
 
 
-root = tempfile.mkdtemp(prefix="mosaic-two-")
-os.chmod(root, 0o777)
-data, pg_port = os.path.join(root, "pg"), free_port()
+cluster = Cluster("mosaic-two-")
 processes, ok = [], False
 try:
-    as_postgres(f"{bin_dir}/initdb", "-D", data, "-U", "ghost", "-A", "trust", "--no-sync")
-    as_postgres(f"{bin_dir}/pg_ctl", "-D", data, "-l", os.path.join(root, "pg.log"), "-w", "-o",
-                f"-F -p {pg_port} -k {root} -c listen_addresses=127.0.0.1", "start")
-    as_postgres(f"{bin_dir}/createdb", "-h", "127.0.0.1", "-p", str(pg_port), "-U", "ghost", "ghost")
-    url = f"postgres://ghost@127.0.0.1:{pg_port}/ghost?sslmode=disable"
+    url = cluster.start()
     bases = []
     for name in "ab":
         port, admin = free_port(), free_port()
-        log = open(os.path.join(root, f"{name}.log"), "w")
+        log = open(os.path.join(cluster.root, f"{name}.log"), "w")
         processes.append(subprocess.Popen(
             [ghost, "--port", str(port), "--admin-port", str(admin), "--database-url", url,
-             "--data-directory", os.path.join(root, name)], stdout=log, stderr=subprocess.STDOUT))
+             "--data-directory", os.path.join(cluster.root, name)], stdout=log, stderr=subprocess.STDOUT))
         for _ in range(300):
             try:
                 if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
@@ -98,10 +75,5 @@ finally:
     for process in processes:
         process.terminate()
         process.wait(timeout=30)
-    if os.path.exists(data):
-        as_postgres(f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
-    if not ok:
-        for log in sorted(glob.glob(os.path.join(root, "*.log"))):
-            print(f"--- {log}", open(log).read()[-3000:], sep="\n")
-    shutil.rmtree(root, ignore_errors=True)
+    cluster.stop(show_logs=not ok)
 sys.exit(0 if ok else 1)

@@ -11,7 +11,7 @@ import Testing
 final class HeldPersister: StatePersister {
     let started = AsyncStream.makeStream(of: String.self)
     private let holdsLoads: Bool
-    private let gate = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let gate = Gate()
     /// The saves that completed, in order.
     let saved = Mutex<[String]>([])
 
@@ -33,24 +33,11 @@ final class HeldPersister: StatePersister {
 
     private func hold(_ id: String) async {
         started.continuation.yield(id)
-        await withCheckedContinuation { continuation in
-            let open = gate.withLock { gate in
-                if !gate.open { gate.waiting.append(continuation) }
-                return gate.open
-            }
-            if open { continuation.resume() }
-        }
+        await gate.wait()
     }
 
     /// Answers every call held, and every later one at once.
-    func letGo() {
-        let waiting = gate.withLock { gate in
-            gate.open = true
-            defer { gate.waiting = [] }
-            return gate.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
+    func letGo() { gate.open() }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct StateHubTests {

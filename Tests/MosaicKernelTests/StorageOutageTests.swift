@@ -11,7 +11,7 @@ import Testing
 final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
     /// How many saves have started.
     let started = Mutex(0)
-    private let gate = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let gate = Gate()
     private let revision = Atomic<Int64>(0)
     /// The values the storage stored in the end.
     let stored = Mutex<[String]>([])
@@ -28,13 +28,7 @@ final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
 
     func save(_ data: Data, version: Int, for id: String, replacing: Int64?) async throws -> SharedSave {
         started.withLock { $0 += 1 }
-        await withCheckedContinuation { continuation in
-            let open = gate.withLock { gate in
-                if !gate.open { gate.waiting.append(continuation) }
-                return gate.open
-            }
-            if open { continuation.resume() }
-        }
+        await gate.wait()
         stored.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
         return .saved(revision: revision.add(1, ordering: .relaxed).newValue)
     }
@@ -44,14 +38,7 @@ final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
     func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch { SharedWatch {} }
 
     /// Answers every save held, and every later one at once.
-    func letGo() {
-        let waiting = gate.withLock { gate in
-            gate.open = true
-            defer { gate.waiting = [] }
-            return gate.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
+    func letGo() { gate.open() }
 }
 
 extension StateKey where Value == String {
@@ -111,6 +98,33 @@ func eventually(_ condition: () -> Bool) async {
         #expect(store.stored.withLock { $0 }.count == 1)
         try await kernel.sharedState.set(.sharedNote, to: "later")
         #expect(kernel.sharedState[.sharedNote] == "later")
+        await kernel.shutdown()
+    }
+
+    @Test("a writer cancelled while it waits for its key's lane gives up at once; the writes around it land in order")
+    func cancelledWriter() async throws {
+        let clock = ManualClock()
+        let store = UnansweringStore()
+        var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
+        options.sharedStorage = SharedStorage(
+            state: store, policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+            description: "storage that answers when told")
+        let kernel = makeKernel([Self.noteModule], options: options)
+        try await kernel.boot()
+        let first = Task { try await kernel.sharedState.set(.sharedNote, to: "first") }
+        await clock.sleepers(reaching: 1)
+        let second = Task { try await kernel.sharedState.set(.sharedNote, to: "second") }
+        await clock.sleepers(reaching: 2)
+        let third = Task { try await kernel.sharedState.set(.sharedNote, to: "third") }
+        await clock.sleepers(reaching: 3)
+        second.cancel()
+        let error = await #expect(throws: StateError.self) { try await second.value }
+        #expect(error?.code == .unavailable && error?.message.contains("cancelled") == true)
+        store.letGo()
+        try await first.value
+        try await third.value
+        #expect(store.stored.withLock { $0 } == ["\"first\"", "\"third\""])
+        #expect(kernel.sharedState[.sharedNote] == "third")
         await kernel.shutdown()
     }
 
