@@ -3,7 +3,7 @@
 It lives in a temporary directory, runs as `nobody` when run as root (PostgreSQL refuses root), listens on loopback
 only, and is stopped (immediate) and removed by `stop`.
 """
-import glob, os, shutil, socket, subprocess, tempfile, urllib.request
+import glob, os, shutil, socket, subprocess, tempfile, time, urllib.request
 
 
 def free_port():
@@ -15,6 +15,25 @@ def free_port():
 def get(url, timeout=5):
     with urllib.request.urlopen(url, timeout=timeout) as response:
         return response.read().decode()
+
+
+def start_ghost(ghost, name, url, root, *options):
+    """Starts `ghost` on `url` with a data directory and log under `root`, waits until its admin port says ready;
+    returns the process and the base URL of its public port."""
+    port, admin = free_port(), free_port()
+    log = open(os.path.join(root, f"{name}.log"), "w")
+    process = subprocess.Popen(
+        [ghost, "--port", str(port), "--admin-port", str(admin), "--database-url", url,
+         "--data-directory", os.path.join(root, name), *options], stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(300):
+        try:
+            if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
+                return process, f"http://127.0.0.1:{port}"
+        except OSError:
+            pass
+        time.sleep(0.1)
+    process.terminate()
+    raise RuntimeError(f"ghost {name} did not become ready")
 
 
 class Cluster:

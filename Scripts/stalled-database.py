@@ -12,9 +12,9 @@ Prints the figures, exits non-zero when a check fails. Everything it starts is s
 
     python3 Scripts/stalled-database.py .build/debug/ghost
 """
-import os, re, signal, subprocess, sys, threading, time
+import os, re, signal, sys, threading, time
 import urllib.error, urllib.parse, urllib.request
-from pgcluster import Cluster, free_port, get
+from pgcluster import Cluster, get, start_ghost
 
 ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
 if not os.path.exists(ghost):
@@ -75,22 +75,7 @@ cluster = Cluster("mosaic-stall-")
 process, stopped, ok = None, [], True
 try:
     url = cluster.start()
-    port, admin = free_port(), free_port()
-    log = open(os.path.join(cluster.root, "ghost.log"), "w")
-    process = subprocess.Popen(
-        [ghost, "--port", str(port), "--admin-port", str(admin), "--database-url", url,
-         "--data-directory", os.path.join(cluster.root, "data"), "--storage-time-limit", str(int(TIME_LIMIT))],
-        stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        try:
-            if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
-                break
-        except OSError:
-            pass
-        time.sleep(0.1)
-    else:
-        raise RuntimeError("ghost did not become ready")
-    base = f"http://127.0.0.1:{port}"
+    process, base = start_ghost(ghost, "ghost", url, cluster.root, "--storage-time-limit", str(int(TIME_LIMIT)))
     token = re.search(r'name="csrf" value="([^"]+)"', get(base + "/settings")).group(1)
 
     baseline, base_timings = round_of_writes(base, token, ["Oslo"] * WRITERS)

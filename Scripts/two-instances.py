@@ -9,8 +9,8 @@ each took, and exits non-zero when either missed its second. Everything it start
 
     python3 Scripts/two-instances.py .build/debug/ghost
 """
-import os, re, subprocess, sys, time, urllib.parse, urllib.request
-from pgcluster import Cluster, free_port, get
+import os, re, sys, time, urllib.parse, urllib.request
+from pgcluster import Cluster, get, start_ghost
 
 ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
 if not os.path.exists(ghost):
@@ -46,21 +46,9 @@ try:
     url = cluster.start()
     bases = []
     for name in "ab":
-        port, admin = free_port(), free_port()
-        log = open(os.path.join(cluster.root, f"{name}.log"), "w")
-        processes.append(subprocess.Popen(
-            [ghost, "--port", str(port), "--admin-port", str(admin), "--database-url", url,
-             "--data-directory", os.path.join(cluster.root, name)], stdout=log, stderr=subprocess.STDOUT))
-        for _ in range(300):
-            try:
-                if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise RuntimeError(f"ghost {name} did not become ready")
-        bases.append(f"http://127.0.0.1:{port}")
+        process, base = start_ghost(ghost, name, url, cluster.root)
+        processes.append(process)
+        bases.append(base)
     a, b = bases
     dashboard = lambda: get(b + "/dashboard")
     post(a, "/open", {"url": "ghost://dashboard/weather/city?name=Oslo"})

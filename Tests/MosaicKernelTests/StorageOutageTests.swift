@@ -59,18 +59,24 @@ func eventually(_ condition: () -> Bool) async {
         }
     }
 
+    /// A booted kernel with the note module, keeping persisted state in `store`, with a 5 s storage time limit.
+    static func boot(on store: UnansweringStore, clock: ManualClock) async throws -> Kernel {
+        var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
+        options.sharedStorage = SharedStorage(
+            state: store, policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+            description: "storage that answers when the test says")
+        let kernel = makeKernel([noteModule], options: options)
+        try await kernel.boot()
+        return kernel
+    }
+
     @Test(
         "with storage that never answers, 100 writers of a key wait, then fail at their deadline with `unavailable`, while reads, renders and other keys' writes complete"
     )
     func storageThatNeverAnswers() async throws {
         let clock = ManualClock()
         let store = UnansweringStore()
-        var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
-        options.sharedStorage = SharedStorage(
-            state: store, policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
-            description: "storage that never answers")
-        let kernel = makeKernel([Self.noteModule], options: options)
-        try await kernel.boot()
+        let kernel = try await Self.boot(on: store, clock: clock)
 
         let writers = (0..<100).map { index in
             Task { try await kernel.sharedState.set(.sharedNote, to: "note \(index)") }
@@ -105,12 +111,7 @@ func eventually(_ condition: () -> Bool) async {
     func cancelledWriter() async throws {
         let clock = ManualClock()
         let store = UnansweringStore()
-        var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
-        options.sharedStorage = SharedStorage(
-            state: store, policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
-            description: "storage that answers when told")
-        let kernel = makeKernel([Self.noteModule], options: options)
-        try await kernel.boot()
+        let kernel = try await Self.boot(on: store, clock: clock)
         let first = Task { try await kernel.sharedState.set(.sharedNote, to: "first") }
         await clock.sleepers(reaching: 1)
         let second = Task { try await kernel.sharedState.set(.sharedNote, to: "second") }
