@@ -154,14 +154,17 @@ let package = Package(
             path: "Tests/StateWriter",
             swiftSettings: strictSettings
         ),
+        // Sets how many test cases run at once (Tests/TestRunnerWidth/width.c says why); every test target links it.
+        .target(name: "TestRunnerWidth", path: "Tests/TestRunnerWidth"),
         .testTarget(
             name: "MosaicTests",
-            dependencies: ["Mosaic"],
+            dependencies: ["Mosaic", "TestRunnerWidth"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "MosaicKernelTests",
             dependencies: [
+                "TestRunnerWidth",
                 "Mosaic",
                 "MosaicKernel",
                 "MosaicTesting",
@@ -181,6 +184,7 @@ let package = Package(
         .testTarget(
             name: "MosaicPostgresTests",
             dependencies: [
+                "TestRunnerWidth",
                 "Mosaic", "MosaicKernel", "MosaicPostgres", "MosaicTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -192,6 +196,7 @@ let package = Package(
         .testTarget(
             name: "MosaicTestingTests",
             dependencies: [
+                "TestRunnerWidth",
                 "Mosaic", "MosaicKernel", "MosaicTesting", "MosaicWeb", "MosaicHummingbird", "GhostApp",
                 "MosaicCommands", "MosaicTool", "ghost", "mosaic",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

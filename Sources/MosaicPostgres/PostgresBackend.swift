@@ -152,10 +152,18 @@ final class PostgresConnections: Sendable {
     }
 
     /// Runs `query` on a connection of the pool and returns its rows.
+    ///
+    /// The pool can lend a connection that a query given up on (``deadlined(_:on:)``) has just closed, before it
+    /// learns of the close; the query then fails unsent, so it runs again on another connection, once.
     func run(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        func attempt() async throws -> [PostgresRow] {
+            try await pool.withConnection { connection in try await self.deadlined(query, on: connection).get().rows }
+        }
         do {
-            return try await pool.withConnection { connection in
-                try await self.deadlined(query, on: connection).get().rows
+            do {
+                return try await attempt()
+            } catch let error as PSQLError where error.code == .clientClosedConnection {
+                return try await attempt()
             }
         } catch let error as PostgresBackendError {
             throw error

@@ -9,7 +9,7 @@ internal import Synchronization
 /// harness.hangActivation(of: WeatherModule.manifest.id)
 /// try await harness.run { app in … }
 /// ```
-/// ``advance(by:)`` wakes every sleeper whose deadline has come; ``sleepers(reaching:)`` waits until the code
+/// ``advance(by:)`` wakes every sleeper whose deadline has come; ``sleepers(reaching:dueWithin:)`` waits until the code
 /// under test has started its timers, so that a test advances time only once they are set.
 public final class ManualClock: Clock, Sendable {
     /// A point on a manual clock: the time advanced since the clock was made.
@@ -41,7 +41,14 @@ public final class ManualClock: Clock, Sendable {
         var now = Instant(offset: .zero)
         var sleepers: [Int: Sleeper] = [:]
         var next = 0
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var watchers: [(count: Int, window: Duration?, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// How many tasks sleep until at most `window` from now (all of them for `nil`).
+        func sleeperCount(dueWithin window: Duration?) -> Int {
+            guard let window else { return sleepers.count }
+            let limit = now.advanced(by: window)
+            return sleepers.values.count { $0.deadline <= limit }
+        }
     }
 
     private let state = Mutex(State())
@@ -98,12 +105,14 @@ public final class ManualClock: Clock, Sendable {
         for continuation in due { continuation.resume() }
     }
 
-    /// Returns once at least `count` tasks sleep on the clock (the code under test has set its timers).
-    public func sleepers(reaching count: Int) async {
+    /// Returns once at least `count` tasks sleep on the clock (the code under test has set its timers); with
+    /// `window`, only tasks that sleep until at most `window` from now count, so that a test waiting for one timer
+    /// (an activation's time limit) is not misled by others set meanwhile (a storage call's longer one).
+    public func sleepers(reaching count: Int, dueWithin window: Duration? = nil) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
-                if state.sleepers.count >= count { return true }
-                state.watchers.append((count, continuation))
+                if state.sleeperCount(dueWithin: window) >= count { return true }
+                state.watchers.append((count, window, continuation))
                 return false
             }
             if now { continuation.resume() }
@@ -111,9 +120,12 @@ public final class ManualClock: Clock, Sendable {
     }
 
     private static func readyWatchers(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        let count = state.sleepers.count
-        let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
-        state.watchers.removeAll { $0.count <= count }
-        return ready
+        let snapshot = state
+        let (ready, waiting) = (
+            snapshot.watchers.filter { $0.count <= snapshot.sleeperCount(dueWithin: $0.window) },
+            snapshot.watchers.filter { $0.count > snapshot.sleeperCount(dueWithin: $0.window) }
+        )
+        state.watchers = waiting
+        return ready.map(\.continuation)
     }
 }

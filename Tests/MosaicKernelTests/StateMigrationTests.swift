@@ -29,26 +29,35 @@ struct MigrationStore: CustomTestStringConvertible, Sendable {
 
     /// `json` saved as code from before versions saved it: a plain file, or a row of a database without a
     /// `version` column.
-    func saveUnversioned(_ json: String, for id: String, in directory: String) throws {
+    func saveUnversioned(_ json: String, for id: String, in directory: String) async throws {
         if persistence == .jsonFile {
             try Data(json.utf8).write(to: StateFiles(directory: directory).url(for: id))
             return
         }
-        let queue = try DatabaseQueue(path: directory + "/state.sqlite")
-        try queue.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE mosaic_state (id TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
-                    CREATE TABLE mosaic_state_unreadable (
-                        id TEXT NOT NULL, value BLOB NOT NULL, reason TEXT NOT NULL, kept_at TEXT NOT NULL);
-                    INSERT INTO mosaic_state (id, value) VALUES (?, ?);
-                    """,
-                arguments: [id, Data(json.utf8)])
+        try await offThePool {
+            try Self.database(in: directory).write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE mosaic_state (id TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
+                        CREATE TABLE mosaic_state_unreadable (
+                            id TEXT NOT NULL, value BLOB NOT NULL, reason TEXT NOT NULL, kept_at TEXT NOT NULL);
+                        INSERT INTO mosaic_state (id, value) VALUES (?, ?);
+                        """,
+                    arguments: [id, Data(json.utf8)])
+            }
         }
     }
 
+    /// The state database in `directory`, opened as another process would: waiting while the kernel's connection
+    /// holds a lock (closing it checkpoints its log) instead of failing with "database is locked".
+    static func database(in directory: String) throws -> DatabaseQueue {
+        var patient = Configuration()
+        patient.busyMode = .timeout(10)
+        return try DatabaseQueue(path: directory + "/state.sqlite", configuration: patient)
+    }
+
     /// The saved data that was parked aside for `id`, with its version.
-    func parked(_ id: String, in directory: String) throws -> SavedState? {
+    func parked(_ id: String, in directory: String) async throws -> SavedState? {
         if persistence == .jsonFile {
             let name = StateFiles.fileName(for: id) + ".unreadable-"
             let kept = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(name) }
@@ -56,12 +65,13 @@ struct MigrationStore: CustomTestStringConvertible, Sendable {
             let data = try Data(contentsOf: URL(fileURLWithPath: directory).appendingPathComponent(kept[0]))
             return StateEnvelope.open(data) ?? SavedState(data: data, version: 1)
         }
-        let queue = try DatabaseQueue(path: directory + "/state.sqlite")
-        return try queue.read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT value, version FROM mosaic_state_unreadable WHERE id = ?", arguments: [id]
-            )
-            .map { SavedState(data: $0["value"], version: $0["version"]) }
+        return try await offThePool {
+            try Self.database(in: directory).read { db in
+                try Row.fetchOne(
+                    db, sql: "SELECT value, version FROM mosaic_state_unreadable WHERE id = ?", arguments: [id]
+                )
+                .map { SavedState(data: $0["value"], version: $0["version"]) }
+            }
         }
     }
 }
@@ -102,7 +112,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
     func unversionedDataMigrates(store: MigrationStore) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
+        try await store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
         let (value, problems) = try await readThroughKernel(.migratedCity(store.persistence), in: directory)
         #expect(value == City(name: "Oslo", country: "unknown"))
         #expect(problems.isEmpty, "\(problems)")
@@ -139,7 +149,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
     func migratedOnce(store: MigrationStore) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
+        try await store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
         _ = try await readThroughKernel(.migratedCity(store.persistence), in: directory)
         // The same key with no steps at all: it reads the value only if the migration was saved.
         let (value, problems) = try await readThroughKernel(
@@ -162,7 +172,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         struct NoSuchCity: Error {}
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try store.saveUnversioned("\"Atlantis\"", for: "com.app.favourite-city", in: directory)
+        try await store.saveUnversioned("\"Atlantis\"", for: "com.app.favourite-city", in: directory)
         let key = StateKey.favouriteCity(
             store.persistence,
             migrations: [
@@ -179,7 +189,8 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         #expect(problem.message.contains("com.app.favourite-city (version 1)"), "\(problem.message)")
         #expect(problem.message.contains("the migration from version 1 threw NoSuchCity"), "\(problem.message)")
         #expect(problem.fix.contains("Make the migration from version 1 accept this value"))
-        #expect(try store.parked(key.id, in: directory) == SavedState(data: Data("\"Atlantis\"".utf8), version: 1))
+        #expect(
+            try await store.parked(key.id, in: directory) == SavedState(data: Data("\"Atlantis\"".utf8), version: 1))
         // Parked, not left in place: the next launch starts cleanly from the initial value.
         let (again, laterProblems) = try await readThroughKernel(key, in: directory)
         #expect(again == key.initial && laterProblems.isEmpty)
@@ -197,7 +208,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         #expect(problem.message.contains("com.app.favourite-city (version 4)"), "\(problem.message)")
         #expect(problem.message.contains("newer than version 3"), "\(problem.message)")
         #expect(problem.fix.contains("Run the app version that saved it"))
-        #expect(try store.parked("com.app.favourite-city", in: directory) == SavedState(data: future, version: 4))
+        #expect(try await store.parked("com.app.favourite-city", in: directory) == SavedState(data: future, version: 4))
     }
 
     @Test(
@@ -206,7 +217,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
     func missingStepParks(store: MigrationStore) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
+        try await store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
         let key = StateKey.favouriteCity(
             store.persistence, migrations: [.from(2, as: CityV2.self) { City(name: $0.name, country: "") }])
         let (value, problems) = try await readThroughKernel(key, in: directory)
@@ -214,7 +225,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let problem = try #require(problems.first)
         #expect(problem.message.contains("no migration reads version 1"), "\(problem.message)")
         #expect(problem.fix.contains("Add `.from(1, as: …)`"))
-        #expect(try store.parked(key.id, in: directory) == SavedState(data: Data("\"Oslo\"".utf8), version: 1))
+        #expect(try await store.parked(key.id, in: directory) == SavedState(data: Data("\"Oslo\"".utf8), version: 1))
     }
 
     @Test("a step whose result the next version cannot decode parks the data", arguments: MigrationStore.all)
@@ -230,7 +241,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let problem = try #require(problems.first)
         #expect(problem.message.contains("cannot be read as City at version 3"), "\(problem.message)")
         #expect(problem.fix.contains("Make the last migration return what City decodes"))
-        #expect(try store.parked(key.id, in: directory)?.version == 2)
+        #expect(try await store.parked(key.id, in: directory)?.version == 2)
     }
 
     @Test("an old state database gains the version column, keeping its rows and its parked rows")
@@ -238,16 +249,17 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = MigrationStore(persistence: .database)
-        try store.saveUnversioned("\"Bulls\"", for: "com.app.team", in: directory)
+        try await store.saveUnversioned("\"Bulls\"", for: "com.app.team", in: directory)
         // Opened twice: the second open finds the column and leaves the schema alone.
         try await StateDatabase(directory: directory).open()
         let database = StateDatabase(directory: directory)
         try await database.open()
         let loaded = try await database.load("com.app.team")
         #expect(loaded == SavedState(data: Data("\"Bulls\"".utf8), version: 1))
-        let queue = try DatabaseQueue(path: database.path)
-        let columns = try await queue.read { db in
-            try ["mosaic_state", "mosaic_state_unreadable"].map { try db.columns(in: $0).map(\.name) }
+        let columns = try await offThePool {
+            try MigrationStore.database(in: directory).read { db in
+                try ["mosaic_state", "mosaic_state_unreadable"].map { try db.columns(in: $0).map(\.name) }
+            }
         }
         #expect(columns.allSatisfy { $0.filter { $0 == "version" }.count == 1 }, "\(columns)")
     }

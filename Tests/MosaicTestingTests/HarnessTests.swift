@@ -112,14 +112,14 @@ struct HarnessTests {
 
     @Test("an activation made to hang is failed after the time limit; the others still start")
     func activationHangs() async throws {
-        // Location, not Weather: Weather's activation first loads its state keys, with a deadline that would be a
-        // second sleeper on the clock, racing the one this test waits for.
         var harness = TestHarness(LocationModule.self, ArtModule.self)
         let clock = ManualClock()
         harness.options.clock = clock
         harness.hangActivation(of: "com.ghost.art")
         let start = Task { [harness] in try await harness.start() }
-        await clock.sleepers(reaching: 1)
+        // The activation's limit, not a storage call's (state loads have deadlines too, 5 s away): advancing after
+        // one of those alone would leave the activation's limit, set later, beyond the advanced time for good.
+        await clock.sleepers(reaching: 1, dueWithin: harness.options.activationTimeLimit)
         clock.advance(by: harness.options.activationTimeLimit)
         let app = try await start.value
         await app.expect("com.ghost.art", .failed(reason: "did not finish"))
