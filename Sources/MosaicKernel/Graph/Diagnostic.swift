@@ -199,7 +199,8 @@ extension Diagnostic {
         // Authorization
         /// A module needs an entitlement the host has not granted.
         public static let missingEntitlement: Code = "authorization.missing-entitlement"
-        /// The entitlement policy that instances share could not be read; nothing is granted until it can be.
+        /// The entitlement policy that instances share could not be read; the one read last is kept (nothing is
+        /// granted before the first read), and it is read again until it can be.
         public static let sharedPolicyUnavailable: Code = "authorization.shared-policy-unavailable"
 
         // Runtime

@@ -67,6 +67,9 @@ public actor Kernel {
     var authorizationDiagnostics: [Diagnostic] = []
     /// Why the shared policy could not be read the last time it was, or `nil` when it could.
     var sharedPolicyProblem: Diagnostic?
+    /// The next read of the shared policy after one failed, and the delay it waits (doubling with each failure).
+    var policyRetry: Task<Void, Never>?
+    var policyRetryDelay: Duration = .zero
 
     // MARK: Each module's life (a record per graph position; its grants live in the record's ledger)
 
@@ -191,6 +194,7 @@ public actor Kernel {
         eventHub.finish()
         for index in records.indices { records[index].ledger?.withdraw() }
         policyWatch?.cancel()
+        policyRetry?.cancel()
         changes.finish()
         contributionStore.finish()
         deeplinkRouter.finish()
@@ -242,7 +246,9 @@ public actor Kernel {
             }
             let started = clock.now()
             let span = telemetry.startSpan(SpanName.boot, attributes: [SpanKey.modules: .int64(Int64(records.count))])
-            if let shared = await sharedPolicy() { policy = shared }
+            // Before the first read succeeds, nothing is granted: an instance never runs a module another has
+            // revoked access to.
+            if options.sharedStorage != nil { policy = await sharedPolicy() ?? EntitlementPolicy.none }
             await within(span) {
                 let validation = telemetry.startSpan(SpanName.validate)
                 for index in records.indices { validate(index) }
@@ -271,6 +277,8 @@ public actor Kernel {
             configurationWatch = nil
             policyWatch?.cancel()
             policyWatch = nil
+            policyRetry?.cancel()
+            policyRetry = nil
             let span = telemetry.startSpan(SpanName.shutdown)
             await within(span) { await deactivate(records.indices.filter { active[$0] }) }
             span.end()

@@ -18,9 +18,10 @@ extension Kernel {
         }
     }
 
-    /// The policy the shared decisions make over the host's defaults, or `nil` without shared storage. When the
-    /// decisions cannot be read it grants nothing (an instance never runs a module another has revoked access to),
-    /// and ``sharedPolicyProblem`` says why until they can.
+    /// The policy the shared decisions make over the host's defaults; `nil` without shared storage, or when the
+    /// decisions cannot be read. A failed read changes nothing the kernel enforces: the policy read last stays (one
+    /// failed read never switches modules off), ``sharedPolicyProblem`` says why, and the decisions are read again
+    /// after a delay that doubles with each failure, from 1 s up to 30 s, until they can be.
     func sharedPolicy() async -> EntitlementPolicy? {
         guard let storage = options.sharedStorage else { return nil }
         do {
@@ -29,16 +30,36 @@ extension Kernel {
                 if granted { shared.grant(entitlement) } else { shared.revoke(entitlement) }
             }
             sharedPolicyProblem = nil
+            policyRetryDelay = .zero
             return shared
         } catch {
+            let delay = min(max(policyRetryDelay * 2, .seconds(1)), .seconds(30))
             sharedPolicyProblem = Diagnostic(
                 .sharedPolicyUnavailable, .error, modules: [],
-                message: "The entitlement policy in \(storage.description) could not be read (\(error)); nothing is "
-                    + "granted until it can be.",
-                fix: "Check that the database is reachable; the policy is read again when it is.")
-            logger.error("shared policy unavailable", metadata: ["error": "\(error)"])
-            return EntitlementPolicy.none
+                message: "The entitlement policy in \(storage.description) could not be read (\(error)); the policy "
+                    + "read last is kept (at boot, before any read, nothing is granted), and it is read again in "
+                    + "\(delay).",
+                fix: "Check that the database is reachable; the policy is read again until it can be.")
+            logger.error("shared policy unavailable", metadata: ["error": "\(error)", "retry": "\(delay)"])
+            readSharedPolicyAgain(after: delay)
+            return nil
         }
+    }
+
+    /// Reads the shared decisions again `delay` from now (the kernel's clock), unless a read is already due.
+    private func readSharedPolicyAgain(after delay: Duration) {
+        guard policyRetry == nil, (try? requireRunning()) != nil else { return }
+        policyRetryDelay = delay
+        let deadline = clock.now() + delay
+        policyRetry = Task { [weak self, clock] in
+            guard (try? await clock.sleep(deadline)) != nil, let self else { return }
+            await self.retrySharedPolicy()
+        }
+    }
+
+    private func retrySharedPolicy() async {
+        policyRetry = nil
+        await refreshSharedPolicy()
     }
 
     /// Applies other instances' decisions as they arrive, until shutdown.

@@ -1,0 +1,99 @@
+import Foundation
+import Mosaic
+import MosaicTesting
+import Synchronization
+import Testing
+
+@testable import MosaicKernel
+
+/// Entitlement decisions shared in memory, which the test makes unreadable (a database that does not answer) and
+/// readable again.
+final class FlakyPolicyStore: SharedPolicyStore {
+    struct Unreadable: Error {}
+
+    private let decided = Mutex<[Entitlement: Bool]>([:])
+    private let readable = Atomic(true)
+
+    func decisions() throws -> [Entitlement: Bool] {
+        guard readable.load(ordering: .acquiring) else { throw Unreadable() }
+        return decided.withLock { $0 }
+    }
+
+    func decide(_ entitlement: Entitlement, granted: Bool) {
+        decided.withLock { $0[entitlement] = granted }
+    }
+
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch { SharedWatch {} }
+
+    func setReadable(_ isReadable: Bool) { readable.store(isReadable, ordering: .releasing) }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct SharedPolicyTests {
+    /// A kernel with a module that needs `sports`, sharing its policy through `store`, on `clock`.
+    static func kernel(sharing store: FlakyPolicyStore, clock: ManualClock) -> Kernel {
+        var options = KernelOptions(clock: clock)
+        options.sharedStorage = SharedStorage(
+            state: SilentSharedStore(), policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+            description: "the test's storage")
+        return makeKernel([probe("com.app.sports", entitlements: ["sports"])], options: options)
+    }
+
+    /// Waits until the kernel's read of the policy that the clock started has succeeded and been applied.
+    static func policyRead(by kernel: Kernel) async {
+        while await kernel.diagnostics.contains(where: { $0.code == .sharedPolicyUnavailable }) {
+            await Task.yield()
+        }
+        // The read succeeded; the operation applying it still runs. Another operation runs after it.
+        await kernel.refreshSharedPolicy()
+    }
+
+    @Test("a failed read of the shared policy keeps the policy read last: no module is switched off")
+    func aFailedReadKeepsThePolicy() async throws {
+        let clock = ManualClock()
+        let store = FlakyPolicyStore()
+        store.decide("sports", granted: true)
+        let kernel = Self.kernel(sharing: store, clock: clock)
+        try await kernel.boot()
+        #expect(await kernel.state(of: "com.app.sports") == .active)
+
+        // Another instance's decision is announced while the database does not answer.
+        store.setReadable(false)
+        await kernel.refreshSharedPolicy()
+        #expect(await kernel.state(of: "com.app.sports") == .active)
+        let problem = try #require(await kernel.diagnostics.first { $0.code == .sharedPolicyUnavailable })
+        #expect(problem.message.contains("the policy read last is kept"), "\(problem.message)")
+
+        // The read is tried again a second later on the kernel's clock, and finds the revoke made meanwhile.
+        store.decide("sports", granted: false)
+        store.setReadable(true)
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(1))
+        clock.advance(by: .seconds(1))
+        await Self.policyRead(by: kernel)
+        #expect(await kernel.state(of: "com.app.sports") != .active)
+        await kernel.shutdown()
+    }
+
+    @Test("an instance that boots while the policy cannot be read grants nothing, and reads it again until it can")
+    func bootWithoutThePolicy() async throws {
+        let clock = ManualClock()
+        let store = FlakyPolicyStore()
+        store.decide("sports", granted: true)
+        store.setReadable(false)
+        let kernel = Self.kernel(sharing: store, clock: clock)
+        try await kernel.boot()
+        #expect(await kernel.state(of: "com.app.sports") != .active)
+
+        // Each failure doubles the wait: 1 s, then 2 s.
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(1))
+        clock.advance(by: .seconds(1))
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(2))
+        let second = try #require(await kernel.diagnostics.first { $0.code == .sharedPolicyUnavailable })
+        #expect(second.message.contains("read again in 2.0 seconds"), "\(second.message)")
+
+        store.setReadable(true)
+        clock.advance(by: .seconds(2))
+        await Self.policyRead(by: kernel)
+        #expect(await kernel.state(of: "com.app.sports") == .active)
+        await kernel.shutdown()
+    }
+}
