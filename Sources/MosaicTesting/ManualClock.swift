@@ -93,16 +93,18 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves the clock forward by `duration` and wakes every sleeper whose deadline has come, earliest first.
     public func advance(by duration: Duration) {
-        let due = state.withLock { state in
+        let (woken, ready) = state.withLock { state in
             state.now = state.now.advanced(by: duration)
             let now = state.now
             let due = state.sleepers.filter { $0.value.deadline <= now }.sorted {
                 $0.value.deadline < $1.value.deadline
             }
             for (token, _) in due { state.sleepers[token] = nil }
-            return due.map(\.value.continuation)
+            // Sleepers left may now be due within a watcher's window.
+            return (due.map(\.value.continuation), Self.readyWatchers(&state))
         }
-        for continuation in due { continuation.resume() }
+        for continuation in woken { continuation.resume() }
+        for watcher in ready { watcher.resume() }
     }
 
     /// Returns once at least `count` tasks sleep on the clock (the code under test has set its timers); with

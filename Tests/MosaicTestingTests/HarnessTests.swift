@@ -112,18 +112,19 @@ struct HarnessTests {
 
     @Test("an activation made to hang is failed after the time limit; the others still start")
     func activationHangs() async throws {
-        var harness = TestHarness(LocationModule.self, ArtModule.self)
+        var harness = TestHarness(ArtModule.self, AfterArtModule.self)
         let clock = ManualClock()
         harness.options.clock = clock
         harness.hangActivation(of: "com.ghost.art")
         let start = Task { [harness] in try await harness.start() }
-        // The activation's limit, not a storage call's (state loads have deadlines too, 5 s away): advancing after
-        // one of those alone would leave the activation's limit, set later, beyond the advanced time for good.
-        await clock.sleepers(reaching: 1, dueWithin: harness.options.activationTimeLimit)
-        clock.advance(by: harness.options.activationTimeLimit)
+        // Art's activation limit is the one timer this short while Art hangs: the other module waits for Art (its
+        // optional dependency), and a storage call's deadline is 5 s away.
+        let limit = harness.options.activationTimeLimit
+        await clock.sleepers(reaching: 1, dueWithin: limit)
+        clock.advance(by: limit)
         let app = try await start.value
         await app.expect("com.ghost.art", .failed(reason: "did not finish"))
-        await app.expect("com.ghost.location", .active)
+        await app.expect("com.test.after-art", .active)
         await app.shutdown()
     }
 
@@ -213,4 +214,12 @@ struct HarnessTests {
             try await group.waitForAll()
         }
     }
+}
+
+/// A module that starts after Art, whatever becomes of it: Art is its optional dependency.
+struct AfterArtModule: Module {
+    static let manifest = Manifest(
+        id: "com.test.after-art", version: "1.0.0", requires: [.module("com.ghost.art", optional: true)])
+
+    static func register(in module: inout ModuleRegistrar) {}
 }
