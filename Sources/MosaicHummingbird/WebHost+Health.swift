@@ -10,15 +10,40 @@ extension WebHost {
         WebResponse(body: "live\n")
     }
 
-    /// `/health/ready`: 200 once boot finished, while every required module is active and every module's health
-    /// check passes within its time limit; 503 otherwise (while booting, from the moment shutdown starts), with
-    /// one line per problem naming the module and the reason.
-    func readinessResponse() async -> WebResponse {
+    /// `/health/ready`: 200 once boot finished, while every required module is active, every module's health
+    /// check passes within its time limit and every check of the kernel's shared storage passes (it answers, its
+    /// change feed is proven alive, the shared policy was read); 503 otherwise (while booting, from the moment
+    /// shutdown starts).
+    ///
+    /// The public port says only `ready` or `not ready`: what fails, and why, is for operators, so the admin port
+    /// (`detailed`) adds one line per problem naming the module or check and the reason, then every storage check
+    /// with how long ago it last passed.
+    func readinessResponse(detailed: Bool) async -> WebResponse {
+        let (problems, checks) = await readinessProblems()
+        guard detailed else {
+            return problems.isEmpty
+                ? WebResponse(body: "ready\n") : WebResponse(status: 503, body: "not ready\n")
+        }
+        let checkLines = checks.map { check in
+            let since = check.sincePassed.map { age in
+                let tenths = age.components.seconds * 10 + age.components.attoseconds / 100_000_000_000_000_000
+                return "passed \(tenths / 10).\(tenths % 10) s ago"
+            }
+            return "\(check.passing ? "ok" : "failing"): \(check.name): \(check.detail) (\(since ?? "never passed"))\n"
+        }.joined()
+        guard problems.isEmpty else {
+            return WebResponse(status: 503, body: "not ready\n" + problems.map { $0 + "\n" }.joined() + checkLines)
+        }
+        return WebResponse(body: "ready\n" + checkLines)
+    }
+
+    /// Why the host is not ready (empty when it is), and the kernel's storage checks.
+    private func readinessProblems() async -> ([String], [ReadinessCheck]) {
         switch readiness.phase {
         case .starting:
-            return WebResponse(status: 503, body: "not ready: the kernel is booting\n")
+            return (["the kernel is booting"], [])
         case .stopping:
-            return WebResponse(status: 503, body: "not ready: shutting down\n")
+            return (["shutting down"], [])
         case .ready:
             break
         }
@@ -34,10 +59,9 @@ extension WebHost {
             }
         }
         problems += await failedHealthChecks()
-        guard problems.isEmpty else {
-            return WebResponse(status: 503, body: "not ready\n" + problems.map { $0 + "\n" }.joined())
-        }
-        return WebResponse(body: "ready\n")
+        let checks = await kernel.readinessChecks()
+        problems += checks.filter { !$0.passing }.map { "\($0.name): \($0.detail)" }
+        return (problems, checks)
     }
 
     /// Runs every active module's health check at once; the failures, one line each, in module order.
@@ -140,10 +164,11 @@ private final class FirstResult: Sendable {
 
 extension WebHost {
     /// `/health/live`, `/health/ready` and (when the host hands its metrics text) `/metrics`.
-    func addOperationsRoutes(to router: Router<BasicRequestContext>) {
+    /// `/health/ready` details its problems on the admin port only (`detailed`).
+    func addOperationsRoutes(to router: Router<BasicRequestContext>, detailed: Bool) {
         // Module middleware does not wrap these: a module's fault must not make the host look dead.
         router.get("/health/live") { _, _ in Self.hummingbird(liveness()) }
-        router.get("/health/ready") { _, _ in Self.hummingbird(await readinessResponse()) }
+        router.get("/health/ready") { _, _ in Self.hummingbird(await readinessResponse(detailed: detailed)) }
         if let metrics = operations.metrics {
             router.get("/metrics") { _, _ in
                 Self.hummingbird(WebResponse(contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics()))
@@ -155,7 +180,7 @@ extension WebHost {
     public func adminRouter() -> Router<BasicRequestContext> {
         let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: DefenceMiddleware(host: self))
-        addOperationsRoutes(to: router)
+        addOperationsRoutes(to: router, detailed: true)
         return router
     }
 }

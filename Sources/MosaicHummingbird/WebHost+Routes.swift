@@ -13,7 +13,7 @@ extension WebHost {
         let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: DefenceMiddleware(host: self))
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
-        addOperationsRoutes(to: router)
+        addOperationsRoutes(to: router, detailed: false)
         router.get("/modules") { request, _ in
             await respond(request) { _ in await shell(modulesPage(), live: "/modules") }
         }

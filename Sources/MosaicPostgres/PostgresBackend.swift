@@ -27,7 +27,9 @@ internal import Synchronization
 public final class PostgresBackend: Sendable {
     /// What the kernel keeps here: pass it as `KernelOptions.sharedStorage`.
     public var storage: SharedStorage {
-        SharedStorage(state: stateStore, policy: policyStore, events: eventStore, description: url.description)
+        SharedStorage(
+            state: stateStore, policy: policyStore, events: eventStore, description: url.description,
+            checks: { [listener] in listener.checks() })
     }
 
     let url: PostgresURL
@@ -35,12 +37,12 @@ public final class PostgresBackend: Sendable {
     private let stateStore: PostgresStateStore
     private let policyStore: PostgresPolicyStore
     private let eventStore: PostgresEventStore
-    private let listener: PostgresListener
+    let listener: PostgresListener
 
-    private init(url: PostgresURL, connections: PostgresConnections) {
+    private init(url: PostgresURL, connections: PostgresConnections, heartbeat: Duration) {
         self.url = url
         self.connections = connections
-        listener = PostgresListener(connections: connections)
+        listener = PostgresListener(connections: connections, heartbeat: heartbeat)
         stateStore = PostgresStateStore(connections: connections, listener: listener)
         policyStore = PostgresPolicyStore(connections: connections, listener: listener)
         eventStore = PostgresEventStore(connections: connections, listener: listener)
@@ -55,17 +57,28 @@ public final class PostgresBackend: Sendable {
     ///
     /// - Throws: ``PostgresBackendError`` when the URL is malformed, the server cannot be reached or refuses the
     ///   login, or the schema cannot be brought up to date; the message names the fix.
+    ///
+    /// The connection that listens for the other instances' changes proves itself alive every `heartbeat` (a query
+    /// that must answer within as long), and is made again when it does not: a change on another instance reaches
+    /// this one within three heartbeats (15 s by default) of its commit, or ``storage``'s readiness checks fail
+    /// meanwhile, so that the host reports itself not ready instead of serving what the others no longer serve.
     public static func connect(
-        url: String, queryTimeout: Duration = .seconds(30), logger: Logger = Logger(label: "mosaic.postgres")
+        url: String, queryTimeout: Duration = .seconds(30), heartbeat: Duration = .seconds(5),
+        logger: Logger = Logger(label: "mosaic.postgres")
     ) async throws -> PostgresBackend {
         try await connect(
-            url: url, queryTimeout: queryTimeout, timer: PostgresConnections.eventLoopTimer, logger: logger)
+            url: url, queryTimeout: queryTimeout, heartbeat: heartbeat, timer: PostgresConnections.eventLoopTimer,
+            logger: logger)
     }
 
-    /// ``connect(url:queryTimeout:logger:)`` with the timer that expires queries, which tests replace.
+    /// ``connect(url:queryTimeout:heartbeat:logger:)`` with the timer that expires queries, which tests replace.
     static func connect(
-        url: String, queryTimeout: Duration, timer: @escaping PostgresConnections.QueryTimer, logger: Logger
+        url: String, queryTimeout: Duration, heartbeat: Duration = .seconds(5),
+        timer: @escaping PostgresConnections.QueryTimer, logger: Logger
     ) async throws -> PostgresBackend {
+        guard heartbeat > .zero else {
+            throw PostgresBackendError("The heartbeat must be longer than zero (it is \(heartbeat)); 5 s is usual.")
+        }
         let url = try PostgresURL(url)
         let connections = PostgresConnections(url: url, queryTimeout: queryTimeout, timer: timer, logger: logger)
         do {
@@ -74,7 +87,7 @@ public final class PostgresBackend: Sendable {
             await connections.close()
             throw error
         }
-        let backend = PostgresBackend(url: url, connections: connections)
+        let backend = PostgresBackend(url: url, connections: connections, heartbeat: heartbeat)
         await backend.listener.start()
         return backend
     }
@@ -155,19 +168,28 @@ final class PostgresConnections: Sendable {
     ///
     /// The pool can lend a connection that a query given up on (``deadlined(_:on:)``) has just closed, before it
     /// learns of the close; the query then fails unsent, so it runs again on another connection, once.
-    func run(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    ///
+    /// The query is given up on after `timeout` (the backend's query timeout when `nil`).
+    func run(_ query: PostgresQuery, within timeout: Duration? = nil) async throws -> [PostgresRow] {
         func attempt() async throws -> [PostgresRow] {
-            try await pool.withConnection { connection in try await self.deadlined(query, on: connection).get().rows }
+            try await pool.withConnection { connection in
+                try await self.deadlined(query, on: connection, within: timeout).get().rows
+            }
         }
         do {
+            let rows: [PostgresRow]
             do {
-                return try await attempt()
+                rows = try await attempt()
             } catch let error as PSQLError where error.code == .clientClosedConnection {
-                return try await attempt()
+                rows = try await attempt()
             }
+            recordAnswer()
+            return rows
         } catch let error as PostgresBackendError {
+            recordFailure(error)
             throw error
         } catch {
+            recordFailure(error)
             throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
         }
     }
@@ -176,7 +198,7 @@ final class PostgresConnections: Sendable {
     /// throws (and closes the connection when even that gets no answer, so that it is never reused half-way).
     func transaction<R: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> R) async throws -> R {
         do {
-            return try await pool.withConnection { connection in
+            let result = try await pool.withConnection { connection in
                 _ = try await self.deadlined("BEGIN", on: connection).get()
                 do {
                     let result = try await body(connection)
@@ -189,18 +211,50 @@ final class PostgresConnections: Sendable {
                     throw error
                 }
             }
+            recordAnswer()
+            return result
         } catch let error as PostgresBackendError {
+            recordFailure(error)
             throw error
         } catch let error as PostgresConflict {
+            recordAnswer()
             throw error
         } catch {
+            recordFailure(error)
             throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
         }
     }
 
-    /// `query` on `connection`, given up on after ``queryTimeout``: the connection is closed (the query then
-    /// fails, with an error saying why), and the pool makes a new one.
-    func deadlined(_ query: PostgresQuery, on connection: PostgresConnection) -> EventLoopFuture<PostgresQueryResult> {
+    /// When the server last answered a query of the pool, and the failure since, if any.
+    struct Answers {
+        var lastAnswer: ContinuousClock.Instant?
+        /// A query that failed without the server's answer (no connection, no answer in time) after the last answer.
+        var lastFailure: (at: ContinuousClock.Instant, error: String)?
+    }
+
+    private let answerLog = Mutex(Answers())
+
+    func answers() -> Answers { answerLog.withLock { $0 } }
+
+    private func recordAnswer() {
+        answerLog.withLock { $0 = Answers(lastAnswer: .now, lastFailure: nil) }
+    }
+
+    /// Records `error`: as a failure to answer, unless the server sent it (the server answered, then).
+    private func recordFailure(_ error: any Error) {
+        if let error = error as? PSQLError, error.code == .server {
+            recordAnswer()
+            return
+        }
+        answerLog.withLock { $0.lastFailure = (.now, "\(error)") }
+    }
+
+    /// `query` on `connection`, given up on after `timeout` (``queryTimeout`` when `nil`): the connection is
+    /// closed (the query then fails, with an error saying why), and the pool makes a new one.
+    func deadlined(
+        _ query: PostgresQuery, on connection: PostgresConnection, within timeout: Duration? = nil
+    ) -> EventLoopFuture<PostgresQueryResult> {
+        let queryTimeout = timeout ?? queryTimeout
         let expired = Expiry()
         let answer = connection.query(query, logger: logger)
         let cancel = timer(answer.eventLoop, queryTimeout) {

@@ -5,9 +5,14 @@ internal import PostgresNIO
 internal import Synchronization
 
 /// The connection that listens for every instance's changes (`LISTEN mosaic_state`, `mosaic_policy` and
-/// `mosaic_delivery`), and
-/// the watchers it tells. When it drops it connects again, backing off up to five seconds, and then tells every
-/// watcher to read again what it holds: notifications sent while it was away are gone for good.
+/// `mosaic_delivery`), and the watchers it tells.
+///
+/// A connection can go silent without closing (a stopped server, a network that drops packets), and PostgreSQL
+/// never replays a notification missed meanwhile. So the listener proves its connection alive with a heartbeat, a
+/// query every ``heartbeat`` that must answer within the same time, and closes it when one does not. When the
+/// connection drops it connects again, backing off up to five seconds, and tells every watcher to read again what
+/// it holds; every ``resynchronizeEvery`` heartbeats it does so anyway. Meanwhile the pool is probed with a query of
+/// its own, so that ``checks()`` reports how storage stands even when no module writes.
 final class PostgresListener: Sendable {
     private struct State {
         var stateWatchers: [Int: @Sendable (SharedStateChange) -> Void] = [:]
@@ -17,14 +22,42 @@ final class PostgresListener: Sendable {
         var connection: PostgresConnection?
         var reconnecting: Task<Void, Never>?
         var stopped = false
+        /// When the listening connection last answered (its `LISTEN`s, or a heartbeat).
+        var alive: ContinuousClock.Instant?
+        /// When the pool's probe that has not answered yet began.
+        var probing: ContinuousClock.Instant?
+        /// The server process of the listening connection, for tests that stop it.
+        var backend: Int32?
     }
 
     private let connections: PostgresConnections
     private let state = Mutex(State())
+    /// How often the listening connection proves itself alive, and how long each proof may take.
+    let heartbeat: Duration
+    /// Watchers read everything again every this many heartbeats, in case a notification was lost unnoticed.
+    static let resynchronizeEvery = 12
 
-    init(connections: PostgresConnections) {
+    init(connections: PostgresConnections, heartbeat: Duration) {
         self.connections = connections
+        self.heartbeat = heartbeat
     }
+
+    /// What the listener did, for tests that wait for it: the newest 64 are kept for whoever reads.
+    let events = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
+
+    enum Event: Sendable, Equatable {
+        /// The connection listens again (after it was lost, or could not be made at start); watchers were told to
+        /// read again.
+        case listening
+        /// A heartbeat got no answer in time; the connection was closed.
+        case silent
+        /// A probe of the pool answered (`true`) or did not.
+        case probed(answered: Bool)
+    }
+
+    /// The longest a change on another instance can take to reach this one while ``checks()`` pass: a heartbeat's
+    /// wait and its answer, the reconnection, and the read, with a heartbeat to spare.
+    var bound: Duration { heartbeat * 3 }
 
     /// Starts listening; returns once the first connection listens (or could not, in which case it keeps trying
     /// in the background and watchers resynchronize when it succeeds).
@@ -43,6 +76,7 @@ final class PostgresListener: Sendable {
         task?.cancel()
         try? await connection?.close()
         await task?.value
+        events.continuation.finish()
     }
 
     /// Tells `onChange` of every change of a state row, until the watch is cancelled.
@@ -90,8 +124,14 @@ final class PostgresListener: Sendable {
             _ = try await connection.query("LISTEN mosaic_state", logger: connections.logger).get()
             _ = try await connection.query("LISTEN mosaic_policy", logger: connections.logger).get()
             _ = try await connection.query("LISTEN mosaic_delivery", logger: connections.logger).get()
+            let backend = try await connection.query("SELECT pg_backend_pid()", logger: connections.logger).get()
+                .rows.first?.decode(Int32.self)
             let stopped = state.withLock { state in
-                if !state.stopped { state.connection = connection }
+                if !state.stopped {
+                    state.backend = backend
+                    state.connection = connection
+                    state.alive = .now
+                }
                 return state.stopped
             }
             if stopped { try? await connection.close() }
@@ -104,13 +144,14 @@ final class PostgresListener: Sendable {
         }
     }
 
-    /// Waits for the connection to drop, then connects again (backing off), and resynchronizes every watcher.
+    /// Heartbeats the connection until it drops or goes silent, then connects again (backing off), and
+    /// resynchronizes every watcher.
     private func keepListening(connected: PostgresConnection?) async {
         var connection = connected
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
             if let connection {
-                try? await connection.closeFuture.get()
+                await heartbeats(on: connection)
                 guard !state.withLock({ $0.stopped }) else { return }
                 connections.logger.warning(
                     "lost the connection that listens for other instances' changes; reconnecting",
@@ -124,8 +165,89 @@ final class PostgresListener: Sendable {
             }
             delay = min(delay * 2, .seconds(5))
             connection = await listen()
-            if connection != nil { resynchronize() }
+            if connection != nil {
+                resynchronize()
+                events.continuation.yield(.listening)
+            }
         }
+    }
+
+    /// Proves `connection` alive every ``heartbeat`` until it closes, or closes it when a heartbeat gets no answer
+    /// within ``heartbeat``; probes the pool at the same pace, and resynchronizes every ``resynchronizeEvery``.
+    private func heartbeats(on connection: PostgresConnection) async {
+        var beats = 0
+        while !connection.isClosed {
+            guard (try? await Task.sleep(for: heartbeat)) != nil else { return }
+            probePool()
+            do {
+                _ = try await connections.deadlined("SELECT 1", on: connection, within: heartbeat).get()
+            } catch {
+                guard !connection.isClosed else { return }
+                connections.logger.warning(
+                    "the connection that listens for other instances' changes did not answer its heartbeat",
+                    metadata: ["database": "\(connections.url)", "error": "\(error)"])
+                try? await connection.close()
+                events.continuation.yield(.silent)
+                return
+            }
+            state.withLock { $0.alive = .now }
+            beats += 1
+            if beats % Self.resynchronizeEvery == 0 { resynchronize() }
+        }
+    }
+
+    /// Runs a query on the pool, unless the last one is still waiting, so that ``checks()`` learn whether storage
+    /// answers even when nothing else queries it.
+    private func probePool() {
+        let start = state.withLock { state -> Bool in
+            guard state.probing == nil else { return false }
+            state.probing = .now
+            return true
+        }
+        guard start else { return }
+        Task {
+            let answered = (try? await connections.run("SELECT 1", within: heartbeat)) != nil
+            state.withLock { $0.probing = nil }
+            events.continuation.yield(.probed(answered: answered))
+        }
+    }
+
+    /// The server process of the listening connection, for tests that stop it.
+    var backend: Int32? { state.withLock { $0.backend } }
+
+    /// How the storage and the change feed stand now.
+    func checks() -> [ReadinessCheck] {
+        let now = ContinuousClock.now
+        let (alive, probing) = state.withLock { ($0.alive, $0.probing) }
+        let answers = connections.answers()
+        var storage = ReadinessCheck(
+            name: "shared storage", passing: true, detail: "\(connections.url) answers",
+            sincePassed: answers.lastAnswer.map { now - $0 })
+        if let probing, now - probing > heartbeat {
+            storage = ReadinessCheck(
+                name: storage.name, passing: false,
+                detail: "\(connections.url) has not answered a query for \(now - probing). Check that the server runs "
+                    + "and is reachable.",
+                sincePassed: storage.sincePassed)
+        } else if let failure = answers.lastFailure {
+            storage = ReadinessCheck(
+                name: storage.name, passing: false,
+                detail: "\(failure.error). Check that the server runs and is reachable.",
+                sincePassed: storage.sincePassed)
+        }
+        let feed: ReadinessCheck
+        if let alive, now - alive <= bound {
+            feed = ReadinessCheck(
+                name: "change feed", passing: true,
+                detail: "proven alive; other instances' changes arrive within \(bound)", sincePassed: now - alive)
+        } else {
+            feed = ReadinessCheck(
+                name: "change feed", passing: false,
+                detail: "not proven alive within \(bound), so another instance's change (a revoke among them) may not "
+                    + "have arrived; reconnecting. Check that \(connections.url) is reachable.",
+                sincePassed: alive.map { now - $0 })
+        }
+        return [storage, feed]
     }
 
     /// A state row changed: reads it, and tells the watchers its value and revision. The payload is

@@ -62,6 +62,10 @@ final class FlakyPolicyStore: SharedPolicyStore {
         #expect(await kernel.state(of: "com.app.sports") == .active)
         let problem = try #require(await kernel.diagnostics.first { $0.code == .sharedPolicyUnavailable })
         #expect(problem.message.contains("the policy read last is kept"), "\(problem.message)")
+        // Meanwhile the instance says it is not ready: the others may have decided what it has not read.
+        let failing = await kernel.readinessChecks().first { !$0.passing }
+        #expect(failing?.name == "shared policy")
+        #expect(failing?.detail.contains("Check that the database is reachable") == true)
 
         // The read is tried again a second later on the kernel's clock, and finds the revoke made meanwhile.
         store.decide("sports", granted: false)
@@ -70,6 +74,7 @@ final class FlakyPolicyStore: SharedPolicyStore {
         clock.advance(by: .seconds(1))
         await Self.policyRead(by: kernel)
         #expect(await kernel.state(of: "com.app.sports") != .active)
+        #expect(await kernel.readinessChecks().map(\.passing) == [true])
         await kernel.shutdown()
     }
 

@@ -125,15 +125,20 @@ struct HealthTests {
         #expect(await kernel.state(of: "com.test.slow-life") == .deactivated)
     }
 
-    @Test("a failing health check makes /health/ready 503, naming the module, the check and the reason")
+    @Test("a failing health check: 503, naming module, check and reason on the admin port, only 'not ready' publicly")
     func failingCheck() async throws {
         let (app, web) = try await healthWeb([SickModule.self, HealthyModule.self], operations: .init())
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.adminRouter()).test(.router) { client in
             let ready = try await client.get("/health/ready")
             #expect(ready.status == 503)
             #expect(ready.body.contains("com.test.sick (database): health check failed: the database is unreachable"))
             #expect(!ready.body.contains("com.test.healthy"))
             #expect(try await client.get("/health/live").status == 200)
+        }
+        try await Application(router: web.router()).test(.router) { client in
+            let ready = try await client.get("/health/ready")
+            #expect(ready.status == 503)
+            #expect(ready.body == "not ready\n")
         }
         await app.shutdown()
     }
@@ -143,7 +148,7 @@ struct HealthTests {
         let clock = ManualClock()
         let (app, web) = try await healthWeb(
             [HangingCheckModule.self], operations: OperationsOptions(healthCheckTimeLimit: .seconds(2), clock: clock))
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.adminRouter()).test(.router) { client in
             async let answer = client.get("/health/ready")
             await clock.sleepers(reaching: 1)
             clock.advance(by: .seconds(2))
@@ -159,7 +164,7 @@ struct HealthTests {
     func requiredModule() async throws {
         let (app, web) = try await healthWeb(
             [HealthyModule.self], operations: OperationsOptions(requiredModules: ["com.test.healthy", "com.test.gone"]))
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.adminRouter()).test(.router) { client in
             let ready = try await client.get("/health/ready")
             #expect(ready.status == 503)
             #expect(ready.body.contains("com.test.gone: required, but the kernel has no such module"))

@@ -70,6 +70,8 @@ public actor Kernel {
     /// The next read of the shared policy after one failed, and the delay it waits (doubling with each failure).
     var policyRetry: Task<Void, Never>?
     var policyRetryDelay: Duration = .zero
+    /// When the shared policy was last read successfully (the kernel's clock), or `nil` before the first read.
+    var policyReadAt: Duration?
 
     // MARK: Each module's life (a record per graph position; its grants live in the record's ledger)
 

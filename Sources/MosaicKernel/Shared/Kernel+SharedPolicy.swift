@@ -31,6 +31,7 @@ extension Kernel {
             }
             sharedPolicyProblem = nil
             policyRetryDelay = .zero
+            policyReadAt = clock.now()
             return shared
         } catch {
             let delay = min(max(policyRetryDelay * 2, .seconds(1)), .seconds(30))
@@ -81,5 +82,20 @@ extension Kernel {
             policy = shared
             await reconcile()
         }
+    }
+}
+
+extension Kernel {
+    /// What this instance's readiness depends on beyond its modules: with ``KernelOptions/sharedStorage``, whether
+    /// the storage answers, whether its change feed is proven alive (so that another instance's revoke reaches this
+    /// one), and whether the shared policy's last read succeeded. Empty without shared storage. A host reports
+    /// itself not ready while any check fails: what it serves may differ from what the other instances serve.
+    public func readinessChecks() -> [ReadinessCheck] {
+        guard let storage = options.sharedStorage else { return [] }
+        let policyCheck = ReadinessCheck(
+            name: "shared policy", passing: sharedPolicyProblem == nil,
+            detail: sharedPolicyProblem.map { "\($0.message) \($0.fix)" } ?? "read from \(storage.description)",
+            sincePassed: policyReadAt.map { clock.now() - $0 })
+        return storage.checks() + [policyCheck]
     }
 }

@@ -20,15 +20,18 @@ public struct SharedStorage: Sendable {
     package let events: any DurableEventStore
     /// Where the storage is, for messages (never a password).
     public let description: String
+    /// How the connection to the storage stands now: whether it answers, whether its change feed is alive.
+    package let checks: @Sendable () -> [ReadinessCheck]
 
     package init(
         state: any SharedStatePersister, policy: any SharedPolicyStore, events: any DurableEventStore,
-        description: String
+        description: String, checks: @escaping @Sendable () -> [ReadinessCheck] = { [] }
     ) {
         self.state = state
         self.policy = policy
         self.events = events
         self.description = description
+        self.checks = checks
     }
 }
 

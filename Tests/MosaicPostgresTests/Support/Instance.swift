@@ -30,8 +30,10 @@ struct Instance {
     let database: PostgresBackend
     let kernel: Kernel
 
-    static func boot(_ url: String, granted: Set<Entitlement> = ["weather"]) async throws -> Instance {
-        let database = try await PostgresBackend.connect(url: url)
+    static func boot(
+        _ url: String, granted: Set<Entitlement> = ["weather"], heartbeat: Duration = .seconds(5)
+    ) async throws -> Instance {
+        let database = try await PostgresBackend.connect(url: url, heartbeat: heartbeat)
         var options = KernelOptions()
         options.sharedStorage = database.storage
         let kernel = Kernel(

@@ -93,6 +93,35 @@ final class TestServer: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// Stops every process of the server (SIGSTOP), the postmaster first so that no new connection gets past it:
+    /// a server that stops answering without closing a connection. Returns what ``resume(_:)`` wakes.
+    func pause() throws -> [pid_t] {
+        let pidFile = directory.appending(path: "data/postmaster.pid")
+        guard let first = try String(contentsOf: pidFile, encoding: .utf8).split(separator: "\n").first,
+            let postmaster = pid_t(first)
+        else { throw TestServerError("\(pidFile.path) names no process") }
+        kill(postmaster, SIGSTOP)
+        var stopped = [postmaster]
+        for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc") {
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // After "pid (name) state ppid": the parent is the second field after the name.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == postmaster {
+                kill(pid, SIGSTOP)
+                stopped.append(pid)
+            }
+        }
+        return stopped
+    }
+
+    /// Lets every process ``pause()`` stopped run again.
+    func resume(_ stopped: [pid_t]) {
+        for pid in stopped { kill(pid, SIGCONT) }
+    }
+
     /// A new, empty database, and its URL.
     func makeDatabase() async throws -> String {
         let name = "test_\(databases.next())"
