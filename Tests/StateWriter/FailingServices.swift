@@ -61,6 +61,7 @@ func failingServicesCatalog() -> ModuleCatalog {
             }
         ) { ChildModule() })
     catalog.add(ModuleFactory(manifest: Manifest(id: "com.child.bystander", version: "1.0.0")) { ChildModule() })
+    catalog.add(ModuleFactory(PingModule.self))
     return catalog
 }
 
@@ -92,6 +93,42 @@ func runFailingServices() async {
     case .handled: print("link: handled")
     case .notHandled(let error): print("link: not handled: \(error.code)")
     }
+    print("two readers: \(await twoReadersOfOneFeed(kernel))")
     await kernel.shutdown()
     print("alive")
+}
+
+struct Ping: Sendable {}
+
+/// A module that hands out its events, so that the check can read one feed from two tasks.
+struct PingModule: Module {
+    static let manifest = Manifest(id: "com.child.ping", version: "1.0.0")
+    static let events = Mutex<Events?>(nil)
+    func activate(_ context: ActivationContext) async throws { Self.events.withLock { $0 = context.events } }
+}
+
+/// One feed iterated by two tasks at once: the later one's loop ends, the other gets the next event. What each
+/// reader saw, sorted: `ended` and `got a ping` when the second reader is refused instead of stopping the process.
+func twoReadersOfOneFeed(_ kernel: Kernel) async -> String {
+    guard let events = PingModule.events.withLock({ $0 }) else { return "com.child.ping did not activate" }
+    let feed = events.subscribe(to: Ping.self)
+    let (outcomes, report) = AsyncStream.makeStream(of: String.self)
+    for _ in 0..<2 {
+        Task {
+            var saw = "ended"
+            for await _ in feed {
+                saw = "got a ping"
+                break
+            }
+            report.yield(saw)
+        }
+    }
+    var seen: [String] = []
+    for await outcome in outcomes {
+        seen.append(outcome)
+        // The first to finish is the refused reader; the other still waits, for the event sent now.
+        if seen.count == 1 { try? events.publish(Ping()) }
+        if seen.count == 2 { break }
+    }
+    return seen.sorted().joined(separator: ", ")
 }

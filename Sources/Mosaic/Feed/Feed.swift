@@ -7,7 +7,8 @@ internal import Synchronization
 /// ```swift
 /// for await change in context.events.subscribe(to: CityChanged.self) { … }
 /// ```
-/// Iterate a feed in one task at a time. It ends when what it follows ends (the subscribing module deactivates, the
+/// Iterate a feed in one task at a time: a second task that waits on a feed while another does sees it end at once
+/// (subscribe once per task instead). It ends when what it follows ends (the subscribing module deactivates, the
 /// kernel shuts down), when the task reading it is cancelled, or when it is dropped; then it delivers nothing more.
 ///
 /// Mosaic's own sequence rather than an `AsyncStream`: waiting for the next element is one lock and one

@@ -112,11 +112,12 @@ final class Mailbox: Sendable {
     }
 
     /// Resumes `reader` with the oldest waiting element (`nil` once the mailbox has ended and is empty), now or
-    /// when one comes. One reader at a time.
+    /// when one comes. One reader at a time: a second reader, while one waits, is resumed with `nil` at once (its
+    /// loop ends, and the first reader keeps the feed) instead of stopping the process for a mistake in module code.
     func wait(_ reader: UnsafeContinuation<Parcel?, Never>) {
         let ready = state.withLock { state -> Parcel?? in
             if let ready = state.take() { return ready }
-            precondition(state.reader == nil, "Two readers of one subscription: iterate each feed in one task.")
+            if state.reader != nil { return .some(nil) }
             state.reader = reader
             return nil
         }
