@@ -163,13 +163,14 @@ private final class FirstResult: Sendable {
 }
 
 extension WebHost {
-    /// `/health/live`, `/health/ready` and (when the host hands its metrics text) `/metrics`.
-    /// `/health/ready` details its problems on the admin port only (`detailed`).
-    func addOperationsRoutes(to router: Router<BasicRequestContext>, detailed: Bool) {
+    /// `/health/live`, `/health/ready` and (when the host hands its metrics text) `/metrics`. What is for
+    /// operators only is served on the admin port: `/health/ready`'s reasons (`detailed`) and `/metrics` (also on a
+    /// public port served on loopback).
+    func addOperationsRoutes(to router: Router<BasicRequestContext>, detailed: Bool, metrics serveMetrics: Bool) {
         // Module middleware does not wrap these: a module's fault must not make the host look dead.
         router.get("/health/live") { _, _ in Self.hummingbird(liveness()) }
         router.get("/health/ready") { _, _ in Self.hummingbird(await readinessResponse(detailed: detailed)) }
-        if let metrics = operations.metrics {
+        if serveMetrics, let metrics = operations.metrics {
             router.get("/metrics") { _, _ in
                 Self.hummingbird(WebResponse(contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics()))
             }
@@ -180,7 +181,7 @@ extension WebHost {
     public func adminRouter() -> Router<BasicRequestContext> {
         let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: DefenceMiddleware(host: self))
-        addOperationsRoutes(to: router, detailed: true)
+        addOperationsRoutes(to: router, detailed: true, metrics: true)
         return router
     }
 }

@@ -66,7 +66,7 @@ extension WebHost {
                 + "<td>\(event.reason.rawValue)</td><td>\(event.attempts)</td><td>\(HTML.escape(event.lastError))</td>"
                 + "<td><form method=\"post\" action=\"/modules/undelivered\">"
                 + "<input type=\"hidden\" name=\"csrf\" value=\"\(csrfToken)\">"
-                + "<input type=\"hidden\" name=\"delivery\" value=\"\(event.id)\">"
+                + "<input type=\"hidden\" name=\"delivery\" value=\"\(event.id)\">\(operatorKeyField)"
                 + "<button>Resubmit</button></form></td></tr>"
         }
         return "<h2>Undelivered events</h2><p>Durable events a handler did not get: parked after every attempt "
@@ -112,7 +112,7 @@ extension WebHost {
             return "<tr data-entitlement=\"\(name)\"><td>\(name)</td><td>\(isGranted ? "granted" : "not granted")</td>"
                 + "<td><form method=\"post\" action=\"/settings/entitlements\">"
                 + "<input type=\"hidden\" name=\"csrf\" value=\"\(csrfToken)\">"
-                + "<input type=\"hidden\" name=\"entitlement\" value=\"\(name)\">"
+                + "<input type=\"hidden\" name=\"entitlement\" value=\"\(name)\">\(operatorKeyField)"
                 + "<button name=\"action\" value=\"\(isGranted ? "revoke" : "grant")\">\(isGranted ? "Revoke" : "Grant")"
                 + "</button></form></td></tr>"
         }

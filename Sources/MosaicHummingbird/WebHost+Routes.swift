@@ -9,11 +9,15 @@ extension WebHost {
     /// The host's routes: the tabs, deeplinks in both forms, the system pages, the settings form, and the
     /// modules' own routes under `/api`, all behind the host's defences (see ``WebHost``); `HEAD` answers wherever
     /// `GET` does. Module middleware wraps every response.
-    public func router() -> Router<BasicRequestContext> {
+    ///
+    /// `exposure` says where the router is served, and so who may change the app through it: ``Exposure/network``
+    /// (the default, which fails closed) takes a change only with ``WebHostOptions/operatorKey``;
+    /// ``Exposure/loopback`` takes it from anyone when there is no key. ``WebServer`` passes what its address is.
+    public func router(servedOn exposure: Exposure = .network) -> Router<BasicRequestContext> {
         let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: DefenceMiddleware(host: self))
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
-        addOperationsRoutes(to: router, detailed: false)
+        addOperationsRoutes(to: router, detailed: false, metrics: exposure == .loopback)
         router.get("/modules") { request, _ in
             await respond(request) { _ in await shell(modulesPage(), live: "/modules") }
         }
@@ -40,10 +44,16 @@ extension WebHost {
         }
         router.post("/modules/undelivered") { request, _ in
             let form = await body(of: request)
+            if let refusal = operatorRefusal(request, form: form, servedOn: exposure) {
+                return Self.hummingbird(refusal)
+            }
             return await respond(request, body: form) { _ in await resubmitDelivery(form) }
         }
         router.post("/settings/entitlements") { request, _ in
             let form = await body(of: request)
+            if let refusal = operatorRefusal(request, form: form, servedOn: exposure) {
+                return Self.hummingbird(refusal)
+            }
             return await respond(request, body: form) { _ in await changeEntitlement(form) }
         }
         let methods: [(WebRoute.Method, HTTPRequest.Method)] = [

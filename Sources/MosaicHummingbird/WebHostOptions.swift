@@ -13,16 +13,22 @@ public struct WebHostOptions: Sendable, Hashable {
     public var idleTimeout: Duration
     /// The most connections served at once; further clients wait in the listen backlog until one closes.
     public var maximumConnections: Int
+    /// The secret an operator presents to change the app (grant or revoke an entitlement, resubmit an event):
+    /// the settings forms' "Operator key" field, or `Authorization: Bearer <key>`. When set, every such change needs
+    /// it; when `nil`, changes are taken only by a router served on loopback (see ``WebHost/Exposure``). Keep it out
+    /// of command lines and logs (ghost reads it from `--operator-key-file`).
+    public var operatorKey: String?
 
     /// The loopback names: `localhost`, `127.0.0.1` and `[::1]`.
     public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
-    /// Options; the defaults serve on loopback with 16 KB bodies, 100 header fields, a 30-second idle timeout and
-    /// 512 connections. Host names are lowercased.
+    /// Options; the defaults serve on loopback with 16 KB bodies, 100 header fields, a 30-second idle timeout,
+    /// 512 connections and no operator key. Host names are lowercased.
     public init(
         allowedHosts: Set<String> = Self.loopbackHosts, maximumBodySize: Int = 16_384, maximumHeaderCount: Int = 100,
-        idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512
+        idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: String? = nil
     ) {
+        self.operatorKey = operatorKey
         self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
         self.maximumBodySize = maximumBodySize
         self.maximumHeaderCount = maximumHeaderCount

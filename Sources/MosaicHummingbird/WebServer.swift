@@ -9,6 +9,9 @@ package import UnixSignals
 /// Serves a ``WebHost`` until SIGINT or SIGTERM, then shuts down gracefully: the server stops accepting
 /// connections and finishes the requests in flight, and only then do the modules deactivate (dependents first).
 ///
+/// Served on loopback, anyone who reaches the server may change the app (grant, revoke, resubmit); served on any
+/// other address, only with ``WebHostOptions/operatorKey`` (see ``WebHost/Exposure``).
+///
 /// The server keeps ``WebHost/options``: connections idle for ``WebHostOptions/idleTimeout`` (including one that
 /// sends part of a request and then nothing) are closed, and at most ``WebHostOptions/maximumConnections`` are
 /// served at once.
@@ -44,7 +47,7 @@ public enum WebServer {
         let idleTimeout = TimeAmount.nanoseconds(
             overflow ? .max : nanoseconds.addingReportingOverflow(idle.attoseconds / 1_000_000_000).partialValue)
         let application = Application(
-            router: host.router(),
+            router: host.router(servedOn: WebHost.Exposure(address: address)),
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: idleTimeout)),
             configuration: ApplicationConfiguration(
                 address: .hostname(address, port: port), serverName: "Mosaic",

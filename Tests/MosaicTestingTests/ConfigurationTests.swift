@@ -121,7 +121,7 @@ struct ConfigurationTests {
             logger: Logger(label: "test.web") { _ in log },
             operations: OperationsOptions(metrics: { metrics.text }))
         web.readiness.markReady()
-        let pages = try await Application(router: web.router()).test(.router) { client in
+        let pages = try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let modules = try await client.get("/modules")
             #expect(modules.body.contains("com.test.mailer.apiKey"))
             #expect(modules.body.contains("•••••• (secret)"))

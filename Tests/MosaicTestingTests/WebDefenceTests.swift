@@ -21,7 +21,7 @@ struct WebDefenceTests {
     @Test("a cross-site form POST to a module's route is refused with 403, and its handler never runs")
     func crossSitePost() async throws {
         let (_, web) = try await ghostWeb([NotesModule.self])
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let foreign = marker()
             let forged = try await client.post(
                 "/api/notes", form: "note=\(foreign)", headers: [.origin: "https://attacker.example"])
@@ -47,7 +47,7 @@ struct WebDefenceTests {
     @Test("a module's route answers a POST with the page's token, or one provably from the host's pages")
     func sameSitePost() async throws {
         let (_, web) = try await ghostWeb([NotesModule.self])
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let token = try await client.token()
             let form = marker()
             #expect(try await client.post("/api/notes", form: "csrf=\(token)&note=\(form)").status == 201)
@@ -74,7 +74,7 @@ struct WebDefenceTests {
     @Test("a route exempt from the CSRF check accepts a non-browser POST, and the Modules page lists it")
     func exemptRoute() async throws {
         let (_, web) = try await ghostWeb([NotesModule.self])
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let hook = marker()
             let answer = try await client.post("/api/hooks/notes", form: "note=\(hook)")
             #expect(answer.status == 200)
@@ -88,7 +88,7 @@ struct WebDefenceTests {
     @Test("a route's handler runs as a call of its module: @Injected there resolves instead of stopping the process")
     func routeHandlerInjects() async throws {
         let (_, web) = try await ghostWeb([ForecastRouteModule.self])
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let answer = try await client.get("/api/forecast/Oslo")
             #expect(answer.status == 200)
             #expect(answer.body.contains("-3"))
@@ -98,7 +98,7 @@ struct WebDefenceTests {
     @Test("a state-changing request to the host without proof is refused, whatever its method")
     func hostMethods() async throws {
         let (app, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
                 let answer = try await client.send(
                     method, "/settings/entitlements", body: "entitlement=weather&action=revoke")
@@ -117,7 +117,7 @@ struct WebDefenceTests {
     func throwingMiddleware() async throws {
         let log = InMemoryLogHandler()
         let (_, web) = try await ghostWeb([BrokenMiddlewareModule.self], logger: Logger(label: "test") { _ in log })
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let guarded = marker()
             let answer = try await client.get("/api/guarded/\(guarded)")
             #expect(answer.status == 500)
@@ -137,7 +137,7 @@ struct WebDefenceTests {
         let log = InMemoryLogHandler()
         let (_, web) = try await ghostWeb(
             [BrokenNavigationModule.self, BrokenRouteModule.self], logger: Logger(label: "test") { _ in log })
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let page = try await client.get("/dashboard")
             #expect(page.status == 500)
             #expect(!page.body.contains("hunter2"))
@@ -155,7 +155,7 @@ struct WebDefenceTests {
     func serverFault() async throws {
         let log = InMemoryLogHandler()
         let (_, web) = try await ghostWeb([NotesModule.self], logger: Logger(label: "test") { _ in log })
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let answer = try await client.get("/api/fail")
             #expect(answer.status == 500)
             #expect(!answer.body.contains("hunter2"))
@@ -184,7 +184,7 @@ struct WebDefenceTests {
     @Test("a write the storage did not take in time is a 503 with Retry-After, for a link and a route alike")
     func storageOutage() async throws {
         let (_, web) = try await ghostWeb([StalledStorageModule.self])
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let token = try await client.token()
             let link = try await client.post("/open", form: "csrf=\(token)&url=ghost%3A%2F%2Fdashboard%2Fstalled")
             #expect(link.status == 503)
@@ -212,7 +212,7 @@ struct WebDefenceTests {
     @Test("a GET link whose handler changes state only asks; a link declared navigation-only is applied")
     func getChangesNothing() async throws {
         let (app, web) = try await ghostWeb([NotesModule.self])
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             for uri in [
                 "/open?url=ghost://dashboard/weather/city?name=Lisbon", "/dashboard/weather/city?name=Lisbon",
                 "/open?url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DLisbon",
@@ -234,7 +234,7 @@ struct WebDefenceTests {
     @Test("HEAD answers wherever GET does, without a body")
     func head() async throws {
         let (_, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             for uri in ["/dashboard", "/modules", "/api/weather/Oslo"] {
                 let answer = try await client.send(.head, uri)
                 #expect(answer.status == 200, "\(uri)")
@@ -246,7 +246,7 @@ struct WebDefenceTests {
     @Test("/api path parameters are percent-decoded")
     func percentDecoded() async throws {
         let (_, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let answer = try await client.get("/api/weather/New%20York")
             #expect(answer.status == 200)
             #expect(answer.body.contains("\"city\":\"New York\""))
@@ -256,7 +256,7 @@ struct WebDefenceTests {
     @Test("every response carries the security headers; pages with the token are not stored")
     func securityHeaders() async throws {
         let (_, web) = try await ghostWeb([NotesModule.self])
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let answers = [
                 try await client.get("/dashboard"), try await client.get("/api/weather/Oslo"),
                 try await client.get("/api/nowhere"), try await client.get("/api/fail"),
@@ -276,7 +276,7 @@ struct WebDefenceTests {
     @Test("a body over the limit is refused with 413, too many header fields with 431")
     func limits() async throws {
         let (app, web) = try await ghostWeb(options: WebHostOptions(maximumBodySize: 1_024, maximumHeaderCount: 20))
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let token = try await client.token()
             let padding = String(repeating: "x", count: 2_000)
             let large = try await client.post(

@@ -127,7 +127,7 @@ struct WebHostTests {
         handler.metadataProvider = .mosaicModule
         let (app, web) = try await ghostWeb(
             [BrokenWidgetModule.self], logger: Logger(label: "test.web") { [handler] _ in handler })
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let page = try await client.get("/dashboard")
             #expect(page.status == 200)
             #expect(page.headers[HTTPField.Name("X-Ghost-Analytics")!] == "on")  // Analytics' middleware ran
@@ -142,7 +142,7 @@ struct WebHostTests {
     @Test("the dashboard shows three modules' widgets in priority order, inside the shell")
     func dashboard() async throws {
         let (_, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let page = try await client.get("/dashboard")
             #expect(page.status == 200)
             #expect(widgetModules(page.body) == ["com.ghost.weather", "com.ghost.sports", "com.ghost.art"])
@@ -158,7 +158,7 @@ struct WebHostTests {
         arguments: ["weather", "sports", "art", "settings"])
     func tabs(tab: String) async throws {
         let (_, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let page = try await client.get("/\(tab)")
             #expect(page.status == 200)
             #expect(page.body.contains("aria-current=\"page\""))
@@ -171,7 +171,7 @@ struct WebHostTests {
     @Test("deeplinks in both forms go through the router and land on their tab once confirmed with a POST")
     func deeplinks() async throws {
         let (app, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let token = try await client.token()
             let opened = try await client.post(
                 "/open", form: "csrf=\(token)&url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DLisbon")
@@ -205,7 +205,7 @@ struct WebHostTests {
         ])
     func badLinks(uri: String, message: String) async throws {
         let (app, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             // Links that pass the GET's checks fail in their handler, after the confirmation's POST.
             let page =
                 uri.hasPrefix("/")
@@ -224,7 +224,7 @@ struct WebHostTests {
     @Test("Modules lists the boot report; the graph is SVG with a node per module and an edge per dependency")
     func systemPages() async throws {
         let (_, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let modules = try await client.get("/modules")
             #expect(modules.status == 200)
             #expect(modules.body.components(separatedBy: "data-state=\"active\"").count - 1 == 7)
@@ -239,7 +239,7 @@ struct WebHostTests {
     @Test("each module's canvas is served at /modules/ID and linked from Modules; an unknown one is a 404")
     func canvasPages() async throws {
         let (_, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             #expect(try await client.get("/modules").body.contains("href=\"/modules/com.ghost.weather\""))
             let canvas = try await client.get("/modules/com.ghost.weather")
             #expect(canvas.status == 200)
@@ -254,7 +254,7 @@ struct WebHostTests {
     @Test("Settings revokes and grants with the page's token; without it nothing changes")
     func settings() async throws {
         let (app, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let token = try await client.token()
 
             let forged = try await client.post("/settings/entitlements", form: "entitlement=weather&action=revoke")
@@ -288,7 +288,7 @@ struct WebHostTests {
         let (app, web) = try await ghostWeb([NoteModule.self])
         try await app.kernel.events.publish(NoteV1(id: 1))
         while try await app.kernel.undeliveredEvents().isEmpty { await Task.yield() }
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let page = try await client.get("/modules").body
             let delivery = try #require(try await app.kernel.undeliveredEvents().first).id
             #expect(page.contains("<h2>Undelivered events</h2>"))
@@ -311,7 +311,7 @@ struct WebHostTests {
     @Test("every string a module provides is escaped; links to other schemes are dropped")
     func escaping() async throws {
         let (_, web) = try await ghostWeb([HostileModule.self])
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let page = try await client.get("/dashboard").body
             #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
             #expect(page.contains("&lt;img src=x onerror=alert(2)&gt;"))
@@ -325,7 +325,7 @@ struct WebHostTests {
     @Test("modules serve their own routes under /api while active")
     func moduleRoutes() async throws {
         let (app, web) = try await ghostWeb()
-        try await Application(router: web.router()).test(.router) { client in
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
             let oslo = try await client.get("/api/weather/Oslo")
             #expect(oslo.status == 200)
             #expect(oslo.body.contains("\"temperature\":-3"))

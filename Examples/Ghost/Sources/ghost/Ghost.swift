@@ -53,6 +53,15 @@ struct Serve: AsyncParsableCommand {
                 + "a network (--bind 0.0.0.0), add the names or addresses clients use."))
     var allowedHosts: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "A file holding the operator key, which granting, revoking and resubmitting then need.",
+            discussion: "Served on loopback (the default), anyone on this machine may change the app without a key. "
+                + "Served on a network (--bind 0.0.0.0), changes are refused unless this key is set and presented: "
+                + "in the Settings form's Operator key field, or as Authorization: Bearer. At least 16 characters; "
+                + "a file keeps it out of the process list."))
+    var operatorKeyFile: String?
+
     @Option(help: "Seconds a connection may send nothing before it is closed.")
     var idleTimeout = 30
 
@@ -167,7 +176,8 @@ struct Serve: AsyncParsableCommand {
             return
         }
         let options = WebHostOptions(
-            allowedHosts: WebHostOptions.loopbackHosts.union(allowedHosts), idleTimeout: .seconds(idleTimeout))
+            allowedHosts: WebHostOptions.loopbackHosts.union(allowedHosts), idleTimeout: .seconds(idleTimeout),
+            operatorKey: try operatorKey())
         let host = WebHost(
             kernel: kernel, catalog: catalog, scheme: AppManifest.scheme, title: "Ghost", options: options,
             logger: Logger(label: "ghost.web"),
@@ -183,6 +193,25 @@ struct Serve: AsyncParsableCommand {
             onBooted: { print($0.table) })
         await database?.close()
         print("Ghost stopped: server closed, requests finished, modules deactivated.")
+    }
+
+    /// The key in `--operator-key-file`, without surrounding whitespace, or `nil` without the option.
+    func operatorKey() throws -> String? {
+        guard let operatorKeyFile else { return nil }
+        let key: String
+        do {
+            key = try String(contentsOfFile: operatorKeyFile, encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            throw ValidationError(
+                "--operator-key-file \(operatorKeyFile) cannot be read (\(error)); name a readable file.")
+        }
+        guard key.count >= 16 else {
+            throw ValidationError(
+                "--operator-key-file \(operatorKeyFile) holds \(key.count) characters; an operator key needs at least 16 "
+                    + "(openssl rand -hex 32 makes one).")
+        }
+        return key
     }
 
     /// The PostgreSQL database named by `--database-url` or `DATABASE_URL`, connected, or `nil` for neither.
