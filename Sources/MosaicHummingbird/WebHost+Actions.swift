@@ -65,6 +65,9 @@ extension WebHost {
             let route: WebRoute
             do {
                 route = try await contribution.content()
+            } catch is ModuleUnavailableError {
+                // Its module is deactivating: its routes are gone, whichever was asked for.
+                continue
             } catch {
                 return faultJSON("A route factory threw", module: contribution.module, error)
             }

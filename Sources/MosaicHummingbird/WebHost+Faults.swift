@@ -17,8 +17,15 @@ extension WebHost {
     }
 
     /// A 500 page for a fault that is not the client's: a short message and the error id to look up in the log.
-    /// A 503 when the fault is the app's storage not answering in time: the request may succeed if tried again.
+    /// A 503 when the fault is the app's storage not answering in time, or a module deactivating (a middleware
+    /// that guards the page cannot run, so the page is not served without it): the request may succeed if tried
+    /// again.
     func faultPage(_ what: String, module: ModuleID?, _ error: any Error) -> Page {
+        if let leaving = Self.leavingModule(error) {
+            return problemPage(
+                status: 503, "Try again shortly",
+                "\(leaving) is deactivating, and this page needs it. Try again in a few seconds.")
+        }
         let id = logFault(what, module: module, error)
         if Self.isStorageOutage(error) {
             return problemPage(
@@ -34,6 +41,12 @@ extension WebHost {
     /// A JSON 500 for a fault under `/api`, with the error id to look up in the log; a 503 with `Retry-After` when
     /// the app's storage did not answer in time.
     func faultJSON(_ what: String, module: ModuleID?, _ error: any Error) -> WebResponse {
+        if let leaving = Self.leavingModule(error) {
+            var response = WebResponse.json(
+                Self.jsonError("\(leaving) is deactivating; try again shortly."), status: 503)
+            response.headers["Retry-After"] = Self.retryAfter
+            return response
+        }
         let id = logFault(what, module: module, error)
         if Self.isStorageOutage(error) {
             var response = WebResponse.json(
@@ -61,6 +74,16 @@ extension WebHost {
         case let error as KernelError: error.code == .sharedStorageUnavailable
         case let fault as ModuleFault: isStorageOutage(fault.error)
         default: false
+        }
+    }
+
+    /// The module whose deactivation `error` reports (it refused a call on its way out), or `nil` for any other
+    /// error.
+    static func leavingModule(_ error: any Error) -> ModuleID? {
+        switch error {
+        case let error as ModuleUnavailableError: error.module
+        case let fault as ModuleFault: leavingModule(fault.error)
+        default: nil
         }
     }
 

@@ -79,8 +79,9 @@ extension WebHost {
     }
 
     /// The links of a navigation point's contributions, with their badges; `current` marks one by id. Throws a
-    /// ``ModuleFault`` when an item's factory throws. The region, and each item, is rendered again only when what
-    /// it depends on changes (see ``RenderCache``).
+    /// ``ModuleFault`` when an item's factory throws. An item whose module is deactivating is left out, and the
+    /// page is not kept, so the item shows again if the module stays. The region, and each item, is rendered again
+    /// only when what it depends on changes (see ``RenderCache``).
     func navigation(_ point: ExtensionPoint<NavigationItem>, current: String? = nil) async throws -> String {
         try await rendered("region|\(point.id)|\(current ?? "")") {
             var html = ""
@@ -90,6 +91,9 @@ extension WebHost {
                     let item: NavigationItem
                     do {
                         item = try await contribution.content()
+                    } catch is ModuleUnavailableError {
+                        RenderOutcome.markFailed()
+                        return ""
                     } catch {
                         throw ModuleFault(module: contribution.module, error: error)
                     }
@@ -105,8 +109,9 @@ extension WebHost {
     }
 
     /// The panels of `contributions` to `point`, each a titled section naming its module; a panel whose factory
-    /// throws shows the error id, and the log has the error. A panel is built again only when what it depends on
-    /// changes (see ``RenderCache``); one that failed is tried again on the next request.
+    /// throws shows the error id, and the log has the error, while one whose module is deactivating is left out. A
+    /// panel is built again only when what it depends on changes (see ``RenderCache``); one that failed or was left
+    /// out is tried again on the next request.
     func sections(
         _ contributions: [Contribution<Panel>], of point: ExtensionPoint<Panel>, class name: String
     ) async -> String {
@@ -117,6 +122,9 @@ extension WebHost {
                 content = try await rendered("panel|\(point.id)|\(contribution.module)|\(contribution.id)") {
                     HTML.render(try await contribution.content(), scheme: scheme)
                 }
+            } catch is ModuleUnavailableError {
+                RenderOutcome.markFailed()
+                continue
             } catch {
                 RenderOutcome.markFailed()
                 let id = logFault("A panel's factory threw", module: contribution.module, error)
