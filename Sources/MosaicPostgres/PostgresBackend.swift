@@ -38,10 +38,12 @@ public final class PostgresBackend: Sendable {
     private let policyStore: PostgresPolicyStore
     private let eventStore: PostgresEventStore
     let listener: PostgresListener
+    let retention: PostgresRetention
 
-    private init(url: PostgresURL, connections: PostgresConnections, heartbeat: Duration) {
+    private init(url: PostgresURL, connections: PostgresConnections, heartbeat: Duration, retention: Duration) {
         self.url = url
         self.connections = connections
+        self.retention = PostgresRetention(connections: connections, retention: retention)
         listener = PostgresListener(connections: connections, heartbeat: heartbeat)
         stateStore = PostgresStateStore(connections: connections, listener: listener)
         policyStore = PostgresPolicyStore(connections: connections, listener: listener)
@@ -62,22 +64,30 @@ public final class PostgresBackend: Sendable {
     /// that must answer within as long), and is made again when it does not: a change on another instance reaches
     /// this one within three heartbeats (15 s by default) of its commit, or ``storage``'s readiness checks fail
     /// meanwhile, so that the host reports itself not ready instead of serving what the others no longer serve.
+    ///
+    /// Deliveries of durable events that are done, events no delivery needs any more, and unreadable state rows
+    /// are deleted once older than `retention` (24 hours by default, checked every hour by one instance at a
+    /// time); parked and abandoned deliveries stay until an operator resubmits them.
     public static func connect(
         url: String, queryTimeout: Duration = .seconds(30), heartbeat: Duration = .seconds(5),
-        logger: Logger = Logger(label: "mosaic.postgres")
+        retention: Duration = .seconds(86_400), logger: Logger = Logger(label: "mosaic.postgres")
     ) async throws -> PostgresBackend {
         try await connect(
-            url: url, queryTimeout: queryTimeout, heartbeat: heartbeat, timer: PostgresConnections.eventLoopTimer,
-            logger: logger)
+            url: url, queryTimeout: queryTimeout, heartbeat: heartbeat, retention: retention,
+            timer: PostgresConnections.eventLoopTimer, logger: logger)
     }
 
-    /// ``connect(url:queryTimeout:heartbeat:logger:)`` with the timer that expires queries, which tests replace.
+    /// ``connect(url:queryTimeout:heartbeat:retention:logger:)`` with the timer that expires queries, and whether
+    /// pruning runs on its own, which tests replace.
     static func connect(
-        url: String, queryTimeout: Duration, heartbeat: Duration = .seconds(5),
-        timer: @escaping PostgresConnections.QueryTimer, logger: Logger
+        url: String, queryTimeout: Duration, heartbeat: Duration = .seconds(5), retention: Duration = .seconds(86_400),
+        prunes: Bool = true, timer: @escaping PostgresConnections.QueryTimer, logger: Logger
     ) async throws -> PostgresBackend {
         guard heartbeat > .zero else {
             throw PostgresBackendError("The heartbeat must be longer than zero (it is \(heartbeat)); 5 s is usual.")
+        }
+        guard retention >= .zero else {
+            throw PostgresBackendError("The retention cannot be negative (it is \(retention)); 24 hours is usual.")
         }
         let url = try PostgresURL(url)
         let connections = PostgresConnections(url: url, queryTimeout: queryTimeout, timer: timer, logger: logger)
@@ -87,13 +97,16 @@ public final class PostgresBackend: Sendable {
             await connections.close()
             throw error
         }
-        let backend = PostgresBackend(url: url, connections: connections, heartbeat: heartbeat)
+        let backend = PostgresBackend(
+            url: url, connections: connections, heartbeat: heartbeat, retention: retention)
         await backend.listener.start()
+        if prunes { backend.retention.start() }
         return backend
     }
 
     /// Closes the connections; the kernel using ``storage`` must have shut down first.
     public func close() async {
+        await retention.stop()
         await listener.stop()
         await connections.close()
     }
@@ -241,7 +254,7 @@ final class PostgresConnections: Sendable {
     }
 
     /// Records `error`: as a failure to answer, unless the server sent it (the server answered, then).
-    private func recordFailure(_ error: any Error) {
+    func recordFailure(_ error: any Error) {
         if let error = error as? PSQLError, error.code == .server {
             recordAnswer()
             return

@@ -24,7 +24,7 @@ final class PostgresListener: Sendable {
         var stopped = false
         /// When the listening connection last answered (its `LISTEN`s, or a heartbeat).
         var alive: ContinuousClock.Instant?
-        /// When the pool's probe that has not answered yet began.
+        /// When the pool's probe whose query has not ended yet began.
         var probing: ContinuousClock.Instant?
         /// The server process of the listening connection, for tests that stop it.
         var backend: Int32?
@@ -49,6 +49,8 @@ final class PostgresListener: Sendable {
         /// The connection listens again (after it was lost, or could not be made at start); watchers were told to
         /// read again.
         case listening
+        /// A heartbeat was answered.
+        case alive
         /// A heartbeat got no answer in time; the connection was closed.
         case silent
         /// A probe of the pool answered (`true`) or did not.
@@ -191,25 +193,60 @@ final class PostgresListener: Sendable {
                 return
             }
             state.withLock { $0.alive = .now }
+            events.continuation.yield(.alive)
             beats += 1
             if beats % Self.resynchronizeEvery == 0 { resynchronize() }
         }
     }
 
-    /// Runs a query on the pool, unless the last one is still waiting, so that ``checks()`` learn whether storage
-    /// answers even when nothing else queries it.
+    /// Probes the pool (``probe(finished:)``) unless the last probe's query is still waiting and has not been
+    /// given up on yet, so that probes never pile up faster than one per two heartbeats.
     private func probePool() {
+        let now = ContinuousClock.now
         let start = state.withLock { state -> Bool in
-            guard state.probing == nil else { return false }
-            state.probing = .now
+            if let probing = state.probing, now - probing <= heartbeat * 2 { return false }
+            state.probing = now
             return true
         }
         guard start else { return }
         Task {
-            let answered = (try? await connections.run("SELECT 1", within: heartbeat)) != nil
-            state.withLock { $0.probing = nil }
-            events.continuation.yield(.probed(answered: answered))
+            _ = await probe { [weak self] in
+                self?.state.withLock { if $0.probing == now { $0.probing = nil } }
+            }
         }
+    }
+
+    /// Runs a query on the pool, so that ``checks()`` learn whether storage answers even when nothing else queries
+    /// it; whether it answered. A probe that has no answer within two heartbeats (waiting for a connection the pool
+    /// cannot make, say) is given up on and recorded as a failure; it returns then, while its query may go on, and
+    /// `finished` runs once the query has ended.
+    func probe(finished: @escaping @Sendable () -> Void = {}) async -> Bool {
+        let (connections, heartbeat, events) = (connections, heartbeat, events.continuation)
+        let (answer, answered) = AsyncStream.makeStream(of: Bool.self)
+        // The query and the time limit race in a task of their own, which the answer does not wait for.
+        Task {
+            // `nil`: the time was up first.
+            await withTaskGroup(of: Bool?.self) { group in
+                group.addTask { (try? await connections.run("SELECT 1", within: heartbeat)) != nil }
+                group.addTask {
+                    try? await Task.sleep(for: heartbeat * 2)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                // Only a finished query stops the timer. The query is never cancelled: a lease cancelled while the
+                // pool connects was seen unanswered for minutes after the server came back; it ends by its own limit.
+                if first != nil { group.cancelAll() }
+                if first == nil {
+                    connections.recordFailure(
+                        PostgresBackendError("\(connections.url) did not answer a probe within \(heartbeat * 2)"))
+                }
+                events.yield(.probed(answered: first == true))
+                answered.yield(first == true)
+            }
+            finished()
+        }
+        for await value in answer { return value }
+        return false
     }
 
     /// The server process of the listening connection, for tests that stop it.
@@ -218,18 +255,12 @@ final class PostgresListener: Sendable {
     /// How the storage and the change feed stand now.
     func checks() -> [ReadinessCheck] {
         let now = ContinuousClock.now
-        let (alive, probing) = state.withLock { ($0.alive, $0.probing) }
+        let alive = state.withLock { $0.alive }
         let answers = connections.answers()
         var storage = ReadinessCheck(
             name: "shared storage", passing: true, detail: "\(connections.url) answers",
             sincePassed: answers.lastAnswer.map { now - $0 })
-        if let probing, now - probing > heartbeat {
-            storage = ReadinessCheck(
-                name: storage.name, passing: false,
-                detail: "\(connections.url) has not answered a query for \(now - probing). Check that the server runs "
-                    + "and is reachable.",
-                sincePassed: storage.sincePassed)
-        } else if let failure = answers.lastFailure {
+        if let failure = answers.lastFailure {
             storage = ReadinessCheck(
                 name: storage.name, passing: false,
                 detail: "\(failure.error). Check that the server runs and is reachable.",

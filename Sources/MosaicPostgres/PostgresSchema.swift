@@ -111,5 +111,11 @@ enum PostgresSchema {
                 FOR EACH ROW WHEN (NEW.state = 'pending') EXECUTE FUNCTION mosaic_delivery_announce()
             """,
         ],
+        // 3: what pruning looks for (PostgresRetention): deliveries done, events by age, unreadable rows by age.
+        [
+            "CREATE INDEX mosaic_delivery_done ON mosaic_delivery (completed_at) WHERE state = 'done'",
+            "CREATE INDEX mosaic_event_published ON mosaic_event (published_at)",
+            "CREATE INDEX mosaic_state_unreadable_kept ON mosaic_state_unreadable (kept_at)",
+        ],
     ]
 }

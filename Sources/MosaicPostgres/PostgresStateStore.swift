@@ -92,7 +92,8 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
             INSERT INTO mosaic_state_unreadable (id, value, version, reason)
             SELECT id, value, version, \(reason) FROM parked
             """)
-        return "the row was kept in mosaic_state_unreadable (with its version) in \(connections.url)"
+        return "the row was kept in mosaic_state_unreadable (with its version, for the backend's retention, 24 hours "
+            + "unless set) in \(connections.url)"
     }
 
     func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch {

@@ -60,8 +60,10 @@ struct PostgresTimeoutTests {
         // The test decides when time is up: each query's time limit sleeps on a manual clock, which only the test
         // moves, whatever the machine's load.
         let clock = ManualClock()
+        // No heartbeat and no pruning during the test: their queries' limits would sleep on the clock too.
         let backend = try await PostgresBackend.connect(
-            url: url, queryTimeout: .milliseconds(300), timer: clock.queryTimer, logger: Logger(label: "test"))
+            url: url, queryTimeout: .milliseconds(300), heartbeat: .seconds(3_600), prunes: false,
+            timer: clock.queryTimer, logger: Logger(label: "test"))
         // A server that does not answer, as a dropped connection would look: the query sleeps far past the limit.
         let hanging = Task { try await backend.connections.run("SELECT pg_sleep(30)") }
         await clock.sleepers(reaching: 1)

@@ -31,9 +31,10 @@ struct Instance {
     let kernel: Kernel
 
     static func boot(
-        _ url: String, granted: Set<Entitlement> = ["weather"], heartbeat: Duration = .seconds(5)
+        _ url: String, granted: Set<Entitlement> = ["weather"], heartbeat: Duration = .seconds(5),
+        queryTimeout: Duration = .seconds(30)
     ) async throws -> Instance {
-        let database = try await PostgresBackend.connect(url: url, heartbeat: heartbeat)
+        let database = try await PostgresBackend.connect(url: url, queryTimeout: queryTimeout, heartbeat: heartbeat)
         var options = KernelOptions()
         options.sharedStorage = database.storage
         let kernel = Kernel(
