@@ -1,3 +1,4 @@
+import Logging
 import Mosaic
 import MosaicKernel
 import MosaicTesting
@@ -235,5 +236,59 @@ import Testing
         #expect(warning.modules == ["com.app.sticky"])
         #expect(warning.severity == .warning)
         gate.open()
+    }
+}
+
+/// What a log handler was told, as a stream a test can wait on.
+struct StreamingLogHandler: LogHandler {
+    let messages: AsyncStream<String>.Continuation
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) { messages.yield("\(event.message)") }
+}
+
+@Suite struct LateDeactivationTests {
+    @Test(
+        "a deactivation given up on while its module's work winds down never runs that instance's deactivate() after",
+        .timeLimit(.minutes(1)))
+    func lateDeactivation() async throws {
+        let gate = Gate()
+        let clock = ManualClock()
+        let (messages, tell) = AsyncStream.makeStream(of: String.self)
+        let kernel = Kernel(
+            catalog: catalog([
+                ModuleFactory(manifest: Manifest(id: "com.app.slow", version: "1.0.0", entitlements: ["slow"])) {
+                    // Its task waits at the gate, cancelled or not: the module's work does not wind down in time.
+                    Probe(
+                        activate: { context in context.task { await gate.wait() } },
+                        deactivate: { tell.yield("deactivate() ran") })
+                }
+            ]), host: testHost, entitlements: .granted(["slow"]),
+            options: KernelOptions(deactivationTimeLimit: .seconds(10), clock: clock),
+            logger: Logger(label: "test") { _ in StreamingLogHandler(messages: tell) })
+        try await kernel.boot()
+        let revoking = Task { try await kernel.revoke("slow") }
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(10))
+        clock.advance(by: .seconds(10))
+        try await revoking.value
+        #expect(await kernel.state(of: "com.app.slow") != .active)
+
+        // The module comes back; then the first instance's task ends at last.
+        try await kernel.grant("slow")
+        #expect(await kernel.state(of: "com.app.slow") == .active)
+        gate.open()
+        var outcome: String?
+        for await message in messages where message.hasPrefix("deactivate()") {
+            outcome = message
+            break
+        }
+        #expect(outcome == "deactivate() was not run: the kernel stopped waiting for the module's work to end first")
+        await kernel.shutdown()
     }
 }

@@ -224,6 +224,10 @@ extension Kernel {
     /// The job that deactivates the module at `index`: its ledger first stops new work reaching it and waits for
     /// the link handlers, content builds and tasks under way, then its `deactivate()` runs; `nil` (after marking it
     /// deactivated) when there is no instance to call.
+    ///
+    /// The deactivation time limit covers the whole job, the wait included. When the kernel stops waiting before
+    /// the wait is over, it takes everything back (closing the ledger), and this instance's `deactivate()` never runs
+    /// afterwards: by then the module may be active again, with another instance that the late call would disturb.
     func startDeactivation(_ index: Int) -> ModuleJob? {
         let ledger = records[index].ledger
         guard let module = records[index].instance else {
@@ -235,6 +239,12 @@ extension Kernel {
         let id = graph.nodes[index].id
         return {
             await ledger?.quiesce()
+            if let ledger, !ledger.isOpen {
+                logger.warning(
+                    "deactivate() was not run: the kernel stopped waiting for the module's work to end first",
+                    metadata: ["module": "\(id)"])
+                return .nothing
+            }
             do {
                 try await services.call { await module.deactivate() }
             } catch {

@@ -7,7 +7,9 @@ public import Tracing
 public struct KernelOptions: Sendable {
     /// How long a module's `activate` may take before the module is failed and its task cancelled.
     public var activationTimeLimit: Duration
-    /// How long a module's `deactivate` may take before the kernel stops waiting for it.
+    /// How long a module's deactivation may take before the kernel stops waiting for it: the wait for its calls,
+    /// tasks and durable handlers under way to end, then its `deactivate`. When the limit passes during the wait,
+    /// `deactivate` is never run for that instance (the module may be active again by the time the wait ends).
     public var deactivationTimeLimit: Duration
     /// How long one module's participants in a phase, or its listeners for a host event, may take before the
     /// kernel reports them timed out and goes on without them.
