@@ -84,10 +84,12 @@ public final class PostgresBackend: Sendable {
         prunes: Bool = true, timer: @escaping PostgresConnections.QueryTimer, logger: Logger
     ) async throws -> PostgresBackend {
         guard heartbeat > .zero else {
-            throw PostgresBackendError("The heartbeat must be longer than zero (it is \(heartbeat)); 5 s is usual.")
+            throw PostgresBackendError(
+                .invalidConfiguration, "The heartbeat must be longer than zero (it is \(heartbeat)); 5 s is usual.")
         }
         guard retention >= .zero else {
-            throw PostgresBackendError("The retention cannot be negative (it is \(retention)); 24 hours is usual.")
+            throw PostgresBackendError(
+                .invalidConfiguration, "The retention cannot be negative (it is \(retention)); 24 hours is usual.")
         }
         let url = try PostgresURL(url)
         let connections = PostgresConnections(url: url, queryTimeout: queryTimeout, timer: timer, logger: logger)
@@ -172,6 +174,7 @@ final class PostgresConnections: Sendable {
             logger: logger
         ).flatMapErrorThrowing { [url] error in
             throw PostgresBackendError(
+                .unreachable,
                 "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
                     + "user, password and database are right.")
         }
@@ -203,7 +206,7 @@ final class PostgresConnections: Sendable {
             throw error
         } catch {
             recordFailure(error)
-            throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
+            throw Self.answered(error, by: url)
         }
     }
 
@@ -234,8 +237,19 @@ final class PostgresConnections: Sendable {
             throw error
         } catch {
             recordFailure(error)
-            throw PostgresBackendError("\(url) answered: \(String(reflecting: error))")
+            throw Self.answered(error, by: url)
         }
+    }
+
+    /// `error`, from postgres-nio, as the backend's error: `failed` when the server sent it, `unreachable` when no
+    /// connection could be had or kept.
+    static func answered(_ error: any Error, by url: PostgresURL) -> PostgresBackendError {
+        let fromServer = (error as? PSQLError)?.code == .server
+        return PostgresBackendError(
+            fromServer ? .failed : .unreachable,
+            fromServer
+                ? "\(url) answered: \(String(reflecting: error))"
+                : "\(url) could not be reached: \(String(reflecting: error))")
     }
 
     /// When the server last answered a query of the pool, and the failure since, if any.
@@ -278,6 +292,7 @@ final class PostgresConnections: Sendable {
         return answer.flatMapErrorThrowing { [url, queryTimeout] error in
             guard expired.hasExpired else { throw error }
             throw PostgresBackendError(
+                .timedOut,
                 "\(url) did not answer within \(queryTimeout), so the connection was closed (the next query makes a "
                     + "new one). Check that the server runs and is reachable.")
         }
@@ -302,6 +317,7 @@ final class PostgresConnections: Sendable {
                 }
                 guard applied <= PostgresSchema.steps.count else {
                     throw PostgresBackendError(
+                        .schema,
                         "\(url) has Mosaic's tables at version \(applied), newer than this Mosaic knows "
                             + "(\(PostgresSchema.steps.count)). Run the newer app version, or a database of its own.")
                 }
@@ -318,6 +334,7 @@ final class PostgresConnections: Sendable {
             failure = error.closureError
         } catch {
             failure = PostgresBackendError(
+                .schema,
                 "Mosaic's tables in \(url) could not be created or updated: \(String(reflecting: error)). Check that "
                     + "the user may create tables in the database.")
         }

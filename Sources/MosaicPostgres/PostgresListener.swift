@@ -238,7 +238,8 @@ final class PostgresListener: Sendable {
                 if first != nil { group.cancelAll() }
                 if first == nil {
                     connections.recordFailure(
-                        PostgresBackendError("\(connections.url) did not answer a probe within \(heartbeat * 2)"))
+                        PostgresBackendError(
+                            .timedOut, "\(connections.url) did not answer a probe within \(heartbeat * 2)"))
                 }
                 events.yield(.probed(answered: first == true))
                 answered.yield(first == true)

@@ -24,27 +24,31 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
         guard let components = URLComponents(string: text),
             let scheme = components.scheme?.lowercased(), ["postgres", "postgresql"].contains(scheme)
         else {
-            throw PostgresBackendError("The database URL does not start with postgres://. \(example)")
+            throw PostgresBackendError(
+                .invalidConfiguration, "The database URL does not start with postgres://. \(example)")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw PostgresBackendError("The database URL names no host. \(example)")
+            throw PostgresBackendError(.invalidConfiguration, "The database URL names no host. \(example)")
         }
         guard let user = components.user, !user.isEmpty else {
-            throw PostgresBackendError("The database URL names no user. \(example)")
+            throw PostgresBackendError(.invalidConfiguration, "The database URL names no user. \(example)")
         }
         let port = components.port ?? 5432
         guard (1...65_535).contains(port) else {
-            throw PostgresBackendError("The database URL's port \(port) is not between 1 and 65535. \(example)")
+            throw PostgresBackendError(
+                .invalidConfiguration, "The database URL's port \(port) is not between 1 and 65535. \(example)")
         }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         guard !path.contains("/") else {
-            throw PostgresBackendError("The database URL's path “\(path)” is not one database name. \(example)")
+            throw PostgresBackendError(
+                .invalidConfiguration, "The database URL's path “\(path)” is not one database name. \(example)")
         }
         let database = path.isEmpty ? user : path
         var mode = "prefer"
         for item in components.queryItems ?? [] {
             guard item.name == "sslmode" else {
                 throw PostgresBackendError(
+                    .invalidConfiguration,
                     "The database URL has the parameter “\(item.name)”, which Mosaic does not read; the one it reads "
                         + "is sslmode. Remove it.")
             }
@@ -68,13 +72,15 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
                 poolTLS = .require(.makeClientConfiguration())
             default:
                 throw PostgresBackendError(
+                    .invalidConfiguration,
                     "The database URL's sslmode “\(mode)” is not one Mosaic knows; use disable, prefer, require or "
                         + "verify-full.")
             }
         } catch let error as PostgresBackendError {
             throw error
         } catch {
-            throw PostgresBackendError("TLS for the database could not be set up: \(error). Try sslmode=disable.")
+            throw PostgresBackendError(
+                .invalidConfiguration, "TLS for the database could not be set up: \(error). Try sslmode=disable.")
         }
         configuration = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: components.password, database: database, tls: tls)
@@ -86,10 +92,30 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
 
 /// Why the PostgreSQL backend could not do what was asked; the message says what to do.
 public struct PostgresBackendError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure: the one thing to decide on (fix the configuration, retry later), never the message's
+    /// text.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The URL or an option is malformed; nothing was tried. Fix it.
+        case invalidConfiguration = "invalid-configuration"
+        /// The server could not be reached, or refused the login.
+        case unreachable
+        /// The server did not answer in time; the connection was closed. Retry later.
+        case timedOut = "timed-out"
+        /// The server answered with an error.
+        case failed
+        /// Mosaic's tables could not be created or updated, or are newer than this Mosaic knows.
+        case schema
+    }
+
+    /// The kind of failure.
+    public let code: Code
     /// What happened and what to do.
     public let message: String
 
-    init(_ message: String) { self.message = message }
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
 
     /// The message.
     public var description: String { message }

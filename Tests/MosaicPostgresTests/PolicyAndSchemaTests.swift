@@ -48,7 +48,7 @@ struct PostgresPolicyTests {
         await #expect {
             _ = try await PostgresBackend.connect(url: server.url(of: "no_such_database"))
         } throws: { error in
-            "\(error)".contains("Check that the server runs")
+            (error as? PostgresBackendError)?.code == .unreachable && "\(error)".contains("Check that the server runs")
         }
     }
 }
@@ -70,6 +70,7 @@ struct PostgresTimeoutTests {
         clock.advance(by: .milliseconds(300))
         let error = await #expect(throws: PostgresBackendError.self) { try await hanging.value }
         #expect(error?.message.contains("did not answer within 0.3 seconds, so the connection was closed") == true)
+        #expect(error?.code == .timedOut)
         let rows = try await backend.connections.run("SELECT 1")
         #expect(try rows.first?.decode(Int.self) == 1)
         await backend.close()

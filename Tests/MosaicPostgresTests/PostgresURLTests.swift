@@ -19,7 +19,7 @@ struct PostgresURLTests {
         #expect {
             _ = try PostgresURL(url)
         } throws: { error in
-            "\(error)".contains(message)
+            (error as? PostgresBackendError)?.code == .invalidConfiguration && "\(error)".contains(message)
         }
     }
 

@@ -30,6 +30,8 @@ struct HarnessTests {
     @Test("a used service nobody provides stops the start, naming the service and the fix")
     func missingService() async throws {
         let error = await #expect(throws: HarnessError.self) { try await TestHarness(DashboardModule.self).start() }
+        #expect(error?.code == .invalidModules)
+        #expect(error?.diagnostics.map(\.code) == [.missingServiceProvider])
         let text = try #require(error).description
         #expect(
             text.contains("com.ghost.dashboard uses GhostApp.WeatherData, which no module and not the host provides"))

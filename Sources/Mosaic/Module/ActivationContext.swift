@@ -158,6 +158,14 @@ public struct ActivationContext: Sendable {
 
 /// Why a module's code was not run: the module is no longer active.
 public struct ModuleUnavailableError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure: the one thing to decide on, never the message's text.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The module is deactivating: it takes no more calls. Try again once it is active again.
+        case deactivating
+    }
+
+    /// The kind of failure.
+    public var code: Code { .deactivating }
     /// The module.
     public let module: ModuleID
     /// What happened and what to do.

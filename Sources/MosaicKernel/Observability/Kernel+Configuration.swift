@@ -90,7 +90,9 @@ extension Kernel {
                         key: name, value: key.isSecret ? "(secret)" : "\(value)", isSupplied: true,
                         isSecret: key.isSecret))
             } catch {
-                let missing = error is MissingValue || "\(error)".hasPrefix("Missing required")
+                let missing =
+                    error is MissingValue
+                    || reader.map { !Self.hasValue(ConfigKey(components), in: $0, isSecret: key.isSecret) } ?? true
                 if missing, let fallback = key.defaultValue {
                     values[key.name] = fallback
                     entries.append(
@@ -147,7 +149,7 @@ extension Kernel {
                 do {
                     value = try Self.read(key, ConfigKey(components), from: reader)
                 } catch {
-                    let missing = "\(error)".hasPrefix("Missing required")
+                    let missing = !Self.hasValue(ConfigKey(components), in: reader, isSecret: key.isSecret)
                     if missing, let fallback = key.defaultValue {
                         value = fallback
                         isSupplied = false
@@ -234,6 +236,14 @@ extension Kernel {
         case .double: try reader.requiredDouble(forKey: configKey, isSecret: key.isSecret)
         case .bool: try reader.requiredBool(forKey: configKey, isSecret: key.isSecret)
         }
+    }
+
+    /// Whether any provider has a value for `key`, of whatever type: what tells a missing value from a malformed
+    /// one when a read fails (never the error's text).
+    private static func hasValue(_ key: ConfigKey, in reader: ConfigReader, isSecret: Bool) -> Bool {
+        reader.string(forKey: key, isSecret: isSecret) != nil || reader.int(forKey: key, isSecret: isSecret) != nil
+            || reader.double(forKey: key, isSecret: isSecret) != nil
+            || reader.bool(forKey: key, isSecret: isSecret) != nil
     }
 
     /// The environment variable swift-configuration reads for `components`: each camel-case word boundary and
