@@ -4,8 +4,11 @@
 Starts a PostgreSQL cluster of its own (in a temporary directory, as `nobody` when run as root, since PostgreSQL
 refuses root), then two `ghost` processes on different ports with the same --database-url. Opens
 ghost://dashboard/weather/city?name=Oslo on A and waits up to 1 s for B's dashboard to show Oslo; revokes `weather`
-on A's Settings and waits up to 1 s for B's dashboard to lose the weather widget; grants it back. Prints how long
-each took, and exits non-zero when either missed its second. Everything it starts is stopped at the end.
+on A's Settings and waits up to 1 s for B's dashboard to lose the weather widget; grants it back. Then opens ten
+more city links, alternately on A and B, and checks that Analytics counts each of the eleven once across both
+instances (the durable FeatureOpened event, handled by one instance each): B's sidebar badge reaches 11 within 5 s
+and never passes it. Prints how long each took, and exits non-zero when a check fails. Everything it starts is
+stopped at the end.
 
     python3 Scripts/two-instances.py .build/debug/ghost
 """
@@ -28,16 +31,22 @@ def post(base, path, fields):
             raise
 
 
-def within_a_second(what, condition):
+def within_a_second(what, condition, seconds=1.0):
     started = time.monotonic()
-    while time.monotonic() - started < 1.0:
+    while time.monotonic() - started < seconds:
         if condition():
             took = (time.monotonic() - started) * 1000
             print(f"ok: {what} in {took:.0f} ms")
             return True
         time.sleep(0.02)
-    print(f"FAILED: {what} not within 1 s")
+    print(f"FAILED: {what} not within {seconds:g} s")
     return False
+
+
+def opens_counted(base):
+    """The Analytics badge in the sidebar: every feature opening counted, or None when there is none."""
+    found = re.search(r'data-item="analytics"[^>]*>[^<]*<span class="badge">(\d+)</span>', get(base + "/dashboard"))
+    return int(found.group(1)) if found else None
 
 
 cluster = Cluster("mosaic-two-")
@@ -59,6 +68,17 @@ try:
     post(a, "/settings/entitlements", {"entitlement": "weather", "action": "grant"})
     ok &= within_a_second("B's dashboard has the weather widget again after the grant on A",
                           lambda: 'data-module="com.ghost.weather"' in dashboard())
+    for number, city in enumerate(["Lisbon", "Oslo"] * 5):
+        post(bases[number % 2], "/open", {"url": f"ghost://dashboard/weather/city?name={city}"})
+    ok &= within_a_second("Analytics counted the 11 openings on A and B", lambda: opens_counted(b) == 11, seconds=5)
+    counts = set()
+    started = time.monotonic()
+    while time.monotonic() - started < 1.0:
+        counts.add(opens_counted(b))
+        time.sleep(0.05)
+    if counts != {11}:
+        print(f"FAILED: the count of openings moved after reaching 11: {sorted(map(str, counts))}")
+        ok = False
 finally:
     for process in processes:
         process.terminate()

@@ -26,6 +26,14 @@ extension StateHub {
         let hold = LaneHold(ids.compactMap { lanes.lanes[$0] })
         defer { hold.release() }
         let name = ids.count == 1 ? ids[0] : "a transaction of \(ids.count) keys"
+        // Each key's write is counted like a single write's, written or failed with the whole.
+        var outcome = "failed"
+        defer {
+            for id in ids {
+                telemetry?.count(
+                    MetricName.stateWrites, [("key", id), ("module", writer.rawValue), ("outcome", outcome)])
+            }
+        }
         do {
             try await hold.acquire(until: deadline, on: clock)
         } catch {
@@ -37,6 +45,7 @@ extension StateHub {
         } else {
             try await commitLocally(transaction, as: writer, hold: hold, until: deadline, name: name)
         }
+        outcome = "written"
         for event in transaction.events { events?.fanOut(event, from: writer) }
     }
 

@@ -1,3 +1,4 @@
+public import Foundation
 public import Mosaic
 
 /// Where the user is. Declared in the app's interface, so modules depend on it and not on each other.
@@ -69,8 +70,12 @@ public struct Artwork: Sendable, Hashable, Codable {
     public var year: String
 }
 
-/// What a person opened, published by the feature that handled it; Analytics counts these.
-public struct FeatureOpened: Sendable, Hashable {
+/// What a person opened, published by the feature that handled it, in the same transaction as the favourite it
+/// stored; Analytics counts each once. Durable: kept in the outbox (PostgreSQL, with several instances) until
+/// Analytics has counted it, whichever instance does, even across a crash.
+public struct FeatureOpened: DurableEvent, Hashable {
+    /// The name in the outbox.
+    public static let durableName = "ghost.feature-opened"
     /// The feature that was opened, for example `weather`.
     public var feature: String
     /// An opening of `feature`.
@@ -93,6 +98,14 @@ extension StateKey where Value == [String: Int] {
     /// How often each feature was opened; kept by Analytics.
     public static var usage: StateKey<[String: Int]> {
         StateKey("ghost.usage", initial: [:], persistence: .database, writers: ["com.ghost.analytics"])
+    }
+}
+
+extension StateKey where Value == [UUID] {
+    /// The last 1,000 `FeatureOpened` events Analytics counted, written with the counts: a delivery repeated after
+    /// a crash is recognised and not counted twice.
+    public static var countedOpens: StateKey<[UUID]> {
+        StateKey("ghost.counted-opens", initial: [], persistence: .database, writers: ["com.ghost.analytics"])
     }
 }
 

@@ -1,5 +1,6 @@
 internal import Mosaic
 internal import MosaicWeb
+internal import Synchronization
 
 /// Where the user is; a platform service other modules build on.
 struct LocationModule: Module {
@@ -12,8 +13,9 @@ struct LocationModule: Module {
     }
 }
 
-/// Counts what people open (the `FeatureOpened` events features publish) into shared state, and shows the counts:
-/// a sidebar item (Forsetti's example) and a settings panel.
+/// Counts what people open (the durable `FeatureOpened` events features publish) into shared state, each event
+/// once across every instance and every retry, and shows the counts: a sidebar item (Forsetti's example) and a
+/// settings panel.
 struct AnalyticsModule: Module {
     static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
 
@@ -21,6 +23,7 @@ struct AnalyticsModule: Module {
         module.subscribes(to: FeatureOpened.self)
         module.reads(.usage)
         module.writes(.usage)
+        module.writes(.countedOpens)
         module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
             (context: ActivationContext) in
             NavigationItem(
@@ -43,17 +46,31 @@ struct AnalyticsModule: Module {
     }
 
     func activate(_ context: ActivationContext) async throws {
-        let opened = context.events.subscribe(to: FeatureOpened.self)
-        // Lives exactly as long as this module is active: cancelled and awaited before it deactivates.
-        context.task {
-            for await envelope in opened {
-                // Traced as this module's processing of the event, linked to where it was published.
-                await context.events.process(envelope) { opened in
-                    try? await context.state.update(.usage) { $0[opened.feature, default: 0] += 1 }
+        // One instance at a time counts each event; it is delivered at least once, so the event's id is written
+        // with the count, in one transaction, and an id already counted changes nothing.
+        try await context.events.handle(FeatureOpened.self, as: "count-opens") { envelope in
+            let seen = SeenBefore()
+            try await context.state.transaction { transaction in
+                // The changes run in this order, and again in this order should another instance write first.
+                transaction.update(.countedOpens) { counted in
+                    seen.set(counted.contains(envelope.id))
+                    guard !seen.value else { return }
+                    counted = Array((counted + [envelope.id]).suffix(1_000))
+                }
+                transaction.update(.usage) { usage in
+                    if !seen.value { usage[envelope.event.feature, default: 0] += 1 }
                 }
             }
         }
     }
+}
+
+/// Whether the event being counted was counted before: what the first change of the transaction found, for the
+/// second, which runs right after it.
+private final class SeenBefore: Sendable {
+    private let seen = Mutex(false)
+    var value: Bool { seen.withLock { $0 } }
+    func set(_ value: Bool) { seen.withLock { $0 = value } }
 }
 
 /// The settings a person changes in the app itself; the host's own settings (entitlements) sit beside them.

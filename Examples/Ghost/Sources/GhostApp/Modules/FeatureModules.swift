@@ -55,8 +55,10 @@ struct WeatherModule: Module {
             guard let weather = data.weather(in: route.name) else {
                 throw UnknownName("city", route.name, known: data.cities).linkError
             }
-            try await context.state.set(.favouriteCity, to: weather.city)
-            try context.events.publish(FeatureOpened(feature: "weather"))
+            try await context.state.transaction { transaction in
+                transaction.set(.favouriteCity, to: weather.city)
+                transaction.publish(FeatureOpened(feature: "weather"))
+            }
         }
     }
 }
@@ -88,8 +90,10 @@ struct SportsModule: Module {
             guard let team = data.teams.first(where: { $0.caseInsensitiveCompare(route.name) == .orderedSame }) else {
                 throw UnknownName("team", route.name, known: data.teams).linkError
             }
-            try await context.state.set(.favouriteTeam, to: team)
-            try context.events.publish(FeatureOpened(feature: "sports"))
+            try await context.state.transaction { transaction in
+                transaction.set(.favouriteTeam, to: team)
+                transaction.publish(FeatureOpened(feature: "sports"))
+            }
         }
     }
 }
