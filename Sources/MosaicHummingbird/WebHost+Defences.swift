@@ -7,7 +7,8 @@ internal import NIOCore
 /// and requests no route matches), outermost:
 ///
 /// 1. a `Host` outside ``WebHostOptions/allowedHosts`` is refused with 421 (DNS rebinding);
-/// 2. more header fields than ``WebHostOptions/maximumHeaderCount`` are refused with 431;
+/// 2. more header fields than ``WebHostOptions/maximumHeaderCount``, or one longer than
+///    ``WebHostOptions/maximumHeaderLineSize``, are refused with 431;
 /// 3. a state-changing request's body is read up to ``WebHostOptions/maximumBodySize`` (413 beyond), and outside
 ///    `/api` it must prove it comes from the host's pages (403 otherwise); under `/api` the route decides, since a
 ///    route may be exempt;
@@ -66,6 +67,17 @@ extension WebHost {
                         status: 431, "Too many header fields",
                         "The request has \(request.headers.count) header fields; this server reads at most "
                             + "\(options.maximumHeaderCount) (WebHostOptions.maximumHeaderCount).")))
+        }
+        if let long = request.headers.first(where: {
+            $0.name.rawName.utf8.count + $0.value.utf8.count + 2 > options.maximumHeaderLineSize
+        }) {
+            return Self.hummingbird(
+                bare(
+                    problemPage(
+                        status: 431, "A header field is too large",
+                        "The \(long.name.rawName) header field is \(long.name.rawName.utf8.count + long.value.utf8.count + 2) "
+                            + "bytes; this server reads at most \(options.maximumHeaderLineSize) per field "
+                            + "(WebHostOptions.maximumHeaderLineSize).")))
         }
         var request = request
         if Self.isStateChanging(request.method) {

@@ -8,11 +8,20 @@ public struct WebHostOptions: Sendable, Hashable {
     public var maximumBodySize: Int
     /// The most header fields a request may have; more are refused with 431.
     public var maximumHeaderCount: Int
+    /// The longest header line (name and value), in bytes; a longer one is refused with 431. The whole head is
+    /// bounded below it by ``maximumHeaderCount`` lines and, before any of this runs, by the HTTP parser's 80 KiB.
+    public var maximumHeaderLineSize: Int
     /// How long a connection may send nothing (between requests, or in the middle of a request's head) before the
     /// server closes it.
     public var idleTimeout: Duration
     /// The most connections served at once; further clients wait in the listen backlog until one closes.
     public var maximumConnections: Int
+    /// The slowest a request body may arrive, in bytes per second on average since its head, once
+    /// ``bodyGracePeriod`` has passed; a slower one is answered 408 and its connection closed, so that clients
+    /// dripping bodies cannot hold the connections.
+    public var minimumBodyRate: Int
+    /// How long a request body may arrive at any rate before ``minimumBodyRate`` applies.
+    public var bodyGracePeriod: Duration
     /// The secret an operator presents to change the app (grant or revoke an entitlement, resubmit an event):
     /// the settings forms' "Operator key" field, or `Authorization: Bearer <key>`. When set, every such change needs
     /// it; when `nil`, changes are taken only by a router served on loopback (see ``WebHost/Exposure``). Keep it out
@@ -22,12 +31,17 @@ public struct WebHostOptions: Sendable, Hashable {
     /// The loopback names: `localhost`, `127.0.0.1` and `[::1]`.
     public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
-    /// Options; the defaults serve on loopback with 16 KB bodies, 100 header fields, a 30-second idle timeout,
-    /// 512 connections and no operator key. Host names are lowercased.
+    /// Options; the defaults serve on loopback with 16 KB bodies arriving at 240 bytes/s at least after 5 s, 100
+    /// header fields of at most 16 KB each, a 30-second idle timeout, 512 connections and no operator key. Host
+    /// names are lowercased.
     public init(
         allowedHosts: Set<String> = Self.loopbackHosts, maximumBodySize: Int = 16_384, maximumHeaderCount: Int = 100,
-        idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: String? = nil
+        idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: String? = nil,
+        maximumHeaderLineSize: Int = 16_384, minimumBodyRate: Int = 240, bodyGracePeriod: Duration = .seconds(5)
     ) {
+        self.minimumBodyRate = minimumBodyRate
+        self.bodyGracePeriod = bodyGracePeriod
+        self.maximumHeaderLineSize = maximumHeaderLineSize
         self.operatorKey = operatorKey
         self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
         self.maximumBodySize = maximumBodySize

@@ -48,7 +48,12 @@ public enum WebServer {
             overflow ? .max : nanoseconds.addingReportingOverflow(idle.attoseconds / 1_000_000_000).partialValue)
         let application = Application(
             router: host.router(servedOn: WebHost.Exposure(address: address)),
-            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: idleTimeout)),
+            server: .http1(
+                configuration: HTTP1Channel.Configuration(
+                    additionalChannelHandlers: [
+                        RequestBodyGuard(
+                            minimumRate: host.options.minimumBodyRate, grace: host.options.bodyGracePeriod)
+                    ], idleTimeout: idleTimeout)),
             configuration: ApplicationConfiguration(
                 address: .hostname(address, port: port), serverName: "Mosaic",
                 availableConnectionsDelegate: MaximumAvailableConnections(

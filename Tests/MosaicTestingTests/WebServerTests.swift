@@ -190,3 +190,64 @@ struct WebServerTests {
         #expect(GateModule.events.withLock { $0 } == ["answered", "deactivated"])
     }
 }
+
+@Suite("Web server head and body limits")
+struct WebServerLimitTests {
+    @Test("a header line over the limit is refused with 431, the security headers and a short body")
+    func longHeaderLine() async throws {
+        let (_, web) = try await ghostWeb()
+        let answer = try await withServer(web) { port, _ in
+            try await RawHTTP.exchange(
+                port: port,
+                "GET /dashboard HTTP/1.1\r\nHost: localhost\r\nX-Padding: \(String(repeating: "x", count: 65_536))\r\n"
+                    + "Connection: close\r\n\r\n")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 431"))
+        #expect(answer.contains("X-Padding header field is 65547 bytes"))
+        #expect(answer.lowercased().contains("x-frame-options: deny"))
+        #expect(answer.utf8.count < 8_192)
+    }
+
+    @Test("a GET announcing a body is answered 400 at once and closed, without waiting for the body")
+    func bodyOnGet() async throws {
+        // The idle limit is long: only the refusal can end the exchange soon; before it, the server waited on.
+        let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeout: .seconds(600)))
+        let answer = try await withServer(web) { port, _ in
+            try await RawHTTP.exchange(
+                port: port, "GET /dashboard HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000000000\r\n\r\nx")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(300))")
+        #expect(answer.contains("carries no body"))
+        #expect(answer.lowercased().contains("x-frame-options: deny"))
+    }
+
+    @Test("a body that arrives slower than the minimum rate after the grace period is answered 408 and closed")
+    func slowBody() async throws {
+        // Ten bytes of a thousand, then nothing: below 240 bytes/s once the (short) grace period is over. The idle
+        // limit is long, so only the rate check can end the exchange.
+        let options = WebHostOptions(idleTimeout: .seconds(600), bodyGracePeriod: .milliseconds(100))
+        let (_, web) = try await ghostWeb(options: options)
+        let answer = try await withServer(web) { port, _ in
+            try await RawHTTP.exchange(
+                port: port,
+                "POST /settings/entitlements HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+                    + "application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nentitlement")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer.prefix(300))")
+        #expect(answer.contains("less than 240 bytes per second"))
+    }
+
+    @Test("a body sent at once is taken whatever the grace period")
+    func promptBody() async throws {
+        let (_, web) = try await ghostWeb(options: WebHostOptions(bodyGracePeriod: .zero))
+        let form = "csrf=\(web.csrfToken)&url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DOslo"
+        let answer = try await withServer(web) { port, _ in
+            try await RawHTTP.exchange(
+                port: port,
+                "POST /open HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: "
+                    + "application/x-www-form-urlencoded\r\nContent-Length: \(form.utf8.count)\r\n\r\n\(form)")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(300))")
+        #expect(answer.contains("Oslo"))
+    }
+}

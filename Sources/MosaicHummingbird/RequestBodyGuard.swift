@@ -1,0 +1,113 @@
+internal import HTTPTypes
+internal import NIOCore
+internal import NIOHTTPTypes
+
+/// Guards each connection's request bodies, below the router, where a refusal can close the connection without
+/// reading what the client still sends (Hummingbird would read a refused request's body to its end):
+///
+/// - a `GET`, `HEAD` or `OPTIONS` that announces a body is answered 400 at once, never passed on;
+/// - a body arriving slower than ``WebHostOptions/minimumBodyRate`` on average, once
+///   ``WebHostOptions/bodyGracePeriod`` has passed since its head, is answered 408.
+///
+/// Either way the connection is closed. Hummingbird's idle limit cannot do this: every byte resets it.
+final class RequestBodyGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let minimumRate: Int
+    private let grace: TimeAmount
+    /// When the body under way began, and how much of it has come.
+    private var bodyStarted: NIODeadline?
+    private var received = 0
+    private var check: Scheduled<Void>?
+    /// A refusal was sent: everything the client sends after it is dropped.
+    private var refused = false
+
+    init(minimumRate: Int, grace: Duration) {
+        self.minimumRate = minimumRate
+        let (seconds, attoseconds) = grace.components
+        self.grace = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            let announcesBody =
+                request.headerFields[.transferEncoding] != nil
+                || request.headerFields[.contentLength].map { $0 != "0" } ?? false
+            if announcesBody, [.get, .head, .options].contains(request.method) {
+                refuse(
+                    context, .badRequest,
+                    "A \(request.method.rawValue) request carries no body; send it without Content-Length or "
+                        + "Transfer-Encoding.")
+                return
+            }
+            if announcesBody {
+                bodyStarted = .now()
+                received = 0
+                scheduleCheck(context, in: grace)
+            }
+        case .body(let buffer):
+            received += buffer.readableBytes
+        case .end:
+            bodyStarted = nil
+            check?.cancel()
+            check = nil
+        }
+        context.fireChannelRead(data)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        check?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        check?.cancel()
+        context.fireChannelInactive()
+    }
+
+    /// Checks the body's rate `delay` from now, and each second after while it lasts.
+    private func scheduleCheck(_ context: ChannelHandlerContext, in delay: TimeAmount) {
+        check?.cancel()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        check = context.eventLoop.scheduleTask(in: delay) {
+            let (handler, context) = loopBound.value
+            handler.checkRate(context)
+        }
+    }
+
+    private func checkRate(_ context: ChannelHandlerContext) {
+        guard let started = bodyStarted, !refused else { return }
+        let elapsed = NIODeadline.now() - started
+        let expected = Int64(minimumRate) * elapsed.nanoseconds / 1_000_000_000
+        if Int64(received) < expected {
+            refuse(
+                context, .requestTimeout,
+                "The request's body arrived at less than \(minimumRate) bytes per second; send it at once.")
+        } else {
+            scheduleCheck(context, in: .seconds(1))
+        }
+    }
+
+    /// Answers `status` with a short text and the security headers, then closes the connection.
+    private func refuse(_ context: ChannelHandlerContext, _ status: HTTPResponse.Status, _ message: String) {
+        refused = true
+        bodyStarted = nil
+        check?.cancel()
+        let body = ByteBuffer(string: message + "\n")
+        var fields = HTTPFields()
+        fields[.contentType] = "text/plain; charset=utf-8"
+        fields[.contentLength] = "\(body.readableBytes)"
+        fields[.connection] = "close"
+        for (name, value) in WebHost.securityHeaders {
+            if let field = HTTPField.Name(name) { fields[field] = value }
+        }
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
