@@ -205,8 +205,9 @@ final class PostgresConnections: Sendable {
             recordFailure(error)
             throw error
         } catch {
-            recordFailure(error)
-            throw Self.answered(error, by: url)
+            let answered = Self.answered(error, by: url)
+            recordFailure(answered)
+            throw answered
         }
     }
 
@@ -236,8 +237,9 @@ final class PostgresConnections: Sendable {
             recordAnswer()
             throw error
         } catch {
-            recordFailure(error)
-            throw Self.answered(error, by: url)
+            let answered = Self.answered(error, by: url)
+            recordFailure(answered)
+            throw answered
         }
     }
 
@@ -249,7 +251,8 @@ final class PostgresConnections: Sendable {
             fromServer ? .failed : .unreachable,
             fromServer
                 ? "\(url) answered: \(String(reflecting: error))"
-                : "\(url) could not be reached: \(String(reflecting: error))")
+                : "\(url) could not be reached: \(String(reflecting: error)). Check that the server runs and is "
+                    + "reachable.")
     }
 
     /// When the server last answered a query of the pool, and the failure since, if any.
@@ -268,8 +271,8 @@ final class PostgresConnections: Sendable {
     }
 
     /// Records `error`: as a failure to answer, unless the server sent it (the server answered, then).
-    func recordFailure(_ error: any Error) {
-        if let error = error as? PSQLError, error.code == .server {
+    func recordFailure(_ error: PostgresBackendError) {
+        if error.code == .failed {
             recordAnswer()
             return
         }

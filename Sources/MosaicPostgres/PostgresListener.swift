@@ -239,7 +239,9 @@ final class PostgresListener: Sendable {
                 if first == nil {
                     connections.recordFailure(
                         PostgresBackendError(
-                            .timedOut, "\(connections.url) did not answer a probe within \(heartbeat * 2)"))
+                            .timedOut,
+                            "\(connections.url) did not answer a probe within \(heartbeat * 2). Check that the "
+                                + "server runs and is reachable."))
                 }
                 events.yield(.probed(answered: first == true))
                 answered.yield(first == true)
@@ -264,7 +266,7 @@ final class PostgresListener: Sendable {
         if let failure = answers.lastFailure {
             storage = ReadinessCheck(
                 name: storage.name, passing: false,
-                detail: "\(failure.error). Check that the server runs and is reachable.",
+                detail: failure.error,
                 sincePassed: storage.sincePassed)
         }
         let feed: ReadinessCheck

@@ -3,7 +3,7 @@ public import MosaicKernel
 /// Why a harness would not start: the problems validation found, each with its fix.
 public struct HarnessError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure: the one thing to decide on, never the description's text; each diagnostic has its own
-    /// ``Diagnostic/code`` for the details.
+    /// `code` for the details.
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// Validation found errors in the modules under test (or in what they need); nothing was started.
         case invalidModules = "invalid-modules"
