@@ -27,8 +27,7 @@ final class RequestBodyGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     init(minimumRate: Int, grace: Duration) {
         self.minimumRate = minimumRate
-        let (seconds, attoseconds) = grace.components
-        self.grace = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self.grace = TimeAmount(clamping: grace)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -82,8 +81,9 @@ final class RequestBodyGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func checkRate(_ context: ChannelHandlerContext) {
         guard let started = bodyStarted, !refused else { return }
         let elapsed = NIODeadline.now() - started
-        let expected = Int64(minimumRate) * elapsed.nanoseconds / 1_000_000_000
-        if Int64(received) < expected {
+        // In floating point: a rate configured very high must not overflow into a trap.
+        let expected = Double(minimumRate) * Double(elapsed.nanoseconds) / 1e9
+        if Double(received) < expected {
             refuse(
                 context, .requestTimeout,
                 "The request's body arrived at less than \(minimumRate) bytes per second; send it at once.")

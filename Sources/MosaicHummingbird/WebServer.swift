@@ -41,11 +41,7 @@ public enum WebServer {
         onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in },
         onAdminRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> ServiceGroup {
-        let idle = host.options.idleTimeout.components
-        // Clamped: a timeout meant as "never" (`.seconds(.max)`) must not overflow into a trap.
-        let (nanoseconds, overflow) = idle.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let idleTimeout = TimeAmount.nanoseconds(
-            overflow ? .max : nanoseconds.addingReportingOverflow(idle.attoseconds / 1_000_000_000).partialValue)
+        let idleTimeout = TimeAmount(clamping: host.options.idleTimeout)
         let application = Application(
             router: host.router(servedOn: WebHost.Exposure(address: address)),
             server: .http1(
@@ -128,5 +124,16 @@ public struct AdminAddress: Sendable, Hashable {
     public init(address: String = "127.0.0.1", port: Int) {
         self.address = address
         self.port = port
+    }
+}
+
+extension TimeAmount {
+    /// `duration` as NIO's time amount, clamped: a limit meant as "never" (`.seconds(.max)`) must not overflow into
+    /// a trap.
+    init(clamping duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        self = .nanoseconds(
+            overflow ? .max : nanoseconds.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue)
     }
 }

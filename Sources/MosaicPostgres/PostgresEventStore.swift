@@ -146,7 +146,7 @@ struct PostgresEventStore: DurableEventStore {
 
 extension Duration {
     /// The duration in seconds, for `make_interval`.
-    fileprivate var seconds: Double {
+    var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }

@@ -59,7 +59,7 @@ final class PostgresRetention: Sendable {
     /// One pass: every batch until none is full, in a transaction that holds the lock; `nil` when another
     /// instance holds it.
     func prune() async throws -> Pruned? {
-        let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+        let seconds = retention.seconds
         return try await connections.transaction { connection -> Pruned? in
             let locked = try await connections.deadlined(
                 "SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", on: connection
