@@ -15,9 +15,9 @@ extension ServiceRegistrar {"""
 
 SUMMARIES = {
     "register": "Provides the service `key` names in `scope`",
-    "singleton": "Provides one shared instance (built on first use) of the service `key` names",
+    "singleton": "Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names",
     "transient": "Provides a new instance of the service `key` names for each resolution",
-    "cached": "Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names",
+    "cached": "Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names",
 }
 
 
@@ -41,14 +41,17 @@ def method(arity, name, scope, preview, scope_parameter):
     types, generics, parameters = signature(arity)
     keys = "[" + ", ".join(f"AnyServiceKey({t}.self)" for t in types) + "]"
     lines = [summary(name, arity, preview), "    @inlinable", f"    public mutating func {name}<{generics}>("]
-    lines.append(f"        _ key: ServiceKey<T>,{' scope: ServiceScope,' if scope_parameter else ''} rank: ServiceRank = .primary,")
+    eager = name in ("singleton", "cached")
+    lines.append(f"        _ key: ServiceKey<T>,{' scope: ServiceScope,' if scope_parameter else ''} rank: ServiceRank = .primary,"
+                 + (" eager: Bool = false," if eager else ""))
     lines.append(f"        factory: @escaping @Sendable ({parameters}) throws -> T" + ("," if preview else ""))
     if preview:
         lines.append(f"        preview: @escaping @Sendable ({parameters}) throws -> T")
     lines.append("    ) {")
-    if scope_parameter:
+    if scope_parameter or eager:
         lines.append(f"        add(\n            T.self, {scope}, rank, {keys},\n            live: Self.erase(factory),")
-        lines.append("            preview: Self.erase(preview))" if preview else "            preview: nil)")
+        lines.append(("            preview: Self.erase(preview)" if preview else "            preview: nil")
+                     + (", eager: eager)" if eager else ")"))
     else:
         lines.append(f"        register(key, scope: {scope}, rank: rank, factory: factory"
                      + (", preview: preview)" if preview else ")"))

@@ -40,11 +40,11 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
 }
 
 @Suite(.serialized, .timeLimit(.minutes(1))) struct FailureIsolationTests {
-    @Test("a service factory that throws fails its provider at activation, naming the service; others stay active")
+    @Test("an eager service factory that throws fails its provider at activation, naming the service")
     func throwingFactoryFailsProvider() async throws {
         let kernel = makeKernel([
             serviceModule("com.app.weather") {
-                $0.services.singleton(.forecast) { () throws -> any Forecast in throw DataMissing() }
+                $0.services.singleton(.forecast, eager: true) { () throws -> any Forecast in throw DataMissing() }
             },
             ModuleFactory(ForecastReader.self),
             probe("com.app.bystander"),
@@ -56,6 +56,24 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
         #expect(weather.state.reason?.contains("forecast.json is missing") == true, "\(weather.state)")
         #expect(report["com.app.reader"]?.state.name == "blocked", "the module reading it never runs")
         #expect(report["com.app.bystander"]?.state.isActive == true)
+        await kernel.shutdown()
+    }
+
+    @Test("a lazy service factory that throws fails its first reader, naming the service; its provider stays active")
+    func lazyThrowingFactoryFailsReader() async throws {
+        let kernel = makeKernel([
+            serviceModule("com.app.weather") {
+                $0.services.singleton(.forecast) { () throws -> any Forecast in throw DataMissing() }
+            },
+            probe("com.app.bystander"),
+        ])
+        let report = try await kernel.boot()
+        #expect(report["com.app.weather"]?.state.isActive == true, "nothing ran the factory at boot")
+        let error = await #expect(throws: ServiceError.self) { try await kernel.services.resolve(.forecast) }
+        #expect(error?.code == .factoryFailed)
+        #expect(error?.provider == "com.app.weather")
+        #expect(error?.message.contains("forecast.json is missing") == true, "\(String(describing: error))")
+        #expect(await kernel.state(of: "com.app.weather")?.isActive == true)
         await kernel.shutdown()
     }
 

@@ -164,6 +164,7 @@ func ledgerModule(
             [ledgerModule(journal: Journal(), contexts: Contexts(), census: census)], entitlements: ["weather"])
         try await kernel.boot()
         let services = await kernel.services
+        _ = try services.resolve(.forecast)
         for _ in 0..<10_000 {
             _ = try services.resolve(.clock).now
             await kernel.resetCached()
@@ -181,7 +182,9 @@ func ledgerModule(
             let kernel = makeKernel(
                 [ledgerModule(journal: Journal(), contexts: Contexts(), census: census)], entitlements: ["weather"])
             try await kernel.boot()
-            _ = try await kernel.services.resolve(.forecast)
+            let services = await kernel.services
+            _ = try services.resolve(.forecast)
+            _ = try services.resolve(.clock)
         }
         #expect(census.total == 20_000)
         #expect(census.count < 100, "instances of dropped kernels are released, not kept by a cycle")

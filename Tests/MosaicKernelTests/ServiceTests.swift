@@ -296,6 +296,46 @@ func serviceModule(
         #expect(try await preview.services.resolve(.forecast).text == "preview")
     }
 
+    @Test("nothing is built before it is resolved: each factory runs at its first resolve, an eager one at activation")
+    func builtOnFirstUse() async throws {
+        let builds = (singleton: BuildCount(), cached: BuildCount(), transient: BuildCount(), eager: BuildCount())
+        let kernel = makeKernel([
+            serviceModule("com.app.lazy") {
+                $0.services.singleton(.forecast) {
+                    builds.singleton.bump()
+                    return PreviewForecast()
+                }
+                $0.services.cached(.clock) {
+                    builds.cached.bump()
+                    return FixedClock()
+                }
+                $0.services.transient(ServiceKey(String.self)) {
+                    builds.transient.bump()
+                    return "new"
+                }
+                $0.services.singleton(.telemetry, eager: true) {
+                    builds.eager.bump()
+                    return NoTelemetry()
+                }
+            }
+        ])
+        try await kernel.boot()
+        func counts() -> [Int] { [builds.singleton.count, builds.cached.count, builds.transient.count] }
+        #expect(counts() == [0, 0, 0], "boot ran no factory but the eager one")
+        #expect(builds.eager.count == 1)
+        let services = await kernel.services
+        _ = try services.resolve(.forecast)
+        #expect(counts() == [1, 0, 0])
+        _ = try services.resolve(.clock)
+        _ = try services.resolve(ServiceKey(String.self))
+        _ = try services.resolve(ServiceKey(String.self))
+        _ = try services.resolve(.forecast)
+        #expect(counts() == [1, 1, 2], "a singleton is built once, a transient at every resolve")
+        _ = try services.resolve(.telemetry)
+        #expect(builds.eager.count == 1)
+        await kernel.shutdown()
+    }
+
     @Test("resetCached rebuilds cached services only; resetAll rebuilds singletons too")
     func resets() async throws {
         let cachedBuilds = BuildCount()

@@ -36,7 +36,9 @@ func failingServicesCatalog() -> ModuleCatalog {
     catalog.add(
         ModuleFactory(
             manifest: Manifest(id: "com.child.broken", version: "1.0.0"),
-            register: { $0.services.singleton(.weather) { () throws -> any Weather in throw MissingData() } }
+            register: {
+                $0.services.singleton(.weather, eager: true) { () throws -> any Weather in throw MissingData() }
+            }
         ) { ChildModule() })
     catalog.add(ModuleFactory(BrokenConsumer.self))
     catalog.add(

@@ -173,8 +173,8 @@ package final class ServiceBox: @unchecked Sendable {
         }
     }
 
-    /// Builds the service now, so that a factory that throws fails its module at activation rather than a reader
-    /// later: singletons and cached services are kept, a transient instance is built once and dropped.
+    /// Builds the service now (a singleton or cached service registered `eager`), so that a factory that throws
+    /// fails its module at activation rather than a reader later.
     package func prebuild(_ table: ServiceTable) throws(ServiceError) {
         func prebuild<T>(as _: T.Type) -> ServiceError? {
             do throws(ServiceError) {

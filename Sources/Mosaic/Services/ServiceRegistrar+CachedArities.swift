@@ -7,53 +7,69 @@
 // `register` in their scope.
 
 extension ServiceRegistrar {
-    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
     /// built by `factory`.
     @inlinable
     public mutating func cached<T: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable () throws -> T
     ) {
-        register(key, scope: .cached, rank: rank, factory: factory)
+        add(
+            T.self, .cached, rank, [],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
     /// built by `factory` from the service it takes.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1) throws -> T
     ) {
-        register(key, scope: .cached, rank: rank, factory: factory)
+        add(
+            T.self, .cached, rank, [AnyServiceKey(D1.self)],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
     /// built by `factory` from the 2 services it takes.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2) throws -> T
     ) {
-        register(key, scope: .cached, rank: rank, factory: factory)
+        add(
+            T.self, .cached, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
     /// built by `factory` from the 3 services it takes.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
-        register(key, scope: .cached, rank: rank, factory: factory)
+        add(
+            T.self, .cached, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides an instance (kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
     /// built by `factory` from the 4 services it takes.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
-        register(key, scope: .cached, rank: rank, factory: factory)
+        add(
+            T.self, .cached, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 }

@@ -7,118 +7,150 @@
 // `register` in their scope.
 
 extension ServiceRegistrar {
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory`.
     @inlinable
     public mutating func singleton<T: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable () throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory)
+        add(
+            T.self, .singleton, rank, [],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory`.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable () throws -> T,
         preview: @escaping @Sendable () throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
+        add(
+            T.self, .singleton, rank, [],
+            live: Self.erase(factory),
+            preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory` from the service it takes.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory)
+        add(
+            T.self, .singleton, rank, [AnyServiceKey(D1.self)],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory` from the service it takes.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1) throws -> T,
         preview: @escaping @Sendable (D1) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
+        add(
+            T.self, .singleton, rank, [AnyServiceKey(D1.self)],
+            live: Self.erase(factory),
+            preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory` from the 2 services it takes.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory)
+        add(
+            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory` from the 2 services it takes.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2) throws -> T,
         preview: @escaping @Sendable (D1, D2) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
+        add(
+            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self)],
+            live: Self.erase(factory),
+            preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory` from the 3 services it takes.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory)
+        add(
+            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory` from the 3 services it takes.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2, D3) throws -> T,
         preview: @escaping @Sendable (D1, D2, D3) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
+        add(
+            T.self, .singleton, rank, [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self)],
+            live: Self.erase(factory),
+            preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory` from the 4 services it takes.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory)
+        add(
+            T.self, .singleton, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
+            live: Self.erase(factory),
+            preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use) of the service `key` names,
+    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
     /// built by `factory` from the 4 services it takes.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T,
         preview: @escaping @Sendable (D1, D2, D3, D4) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
+        add(
+            T.self, .singleton, rank,
+            [AnyServiceKey(D1.self), AnyServiceKey(D2.self), AnyServiceKey(D3.self), AnyServiceKey(D4.self)],
+            live: Self.erase(factory),
+            preview: Self.erase(preview), eager: eager)
     }
 }

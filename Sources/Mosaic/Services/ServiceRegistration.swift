@@ -8,6 +8,9 @@ package struct ServiceRegistration: Sendable {
     package let rank: ServiceRank
     /// The services its factory takes, in order.
     package let dependencies: [AnyServiceKey]
+    /// Whether the kernel builds it before the module's `activate(_:)`, so that a factory that throws fails the
+    /// module there; otherwise it is built on first use.
+    package let eager: Bool
     /// The service's type.
     let type: any Sendable.Type
     /// Its factory, and the one for preview mode if it has one.
@@ -24,7 +27,9 @@ package struct ServiceRegistration: Sendable {
     }
 }
 
-/// Where a module declares the services it provides and the ones it uses. Declaring runs no factory.
+/// Where a module declares the services it provides and the ones it uses. Declaring runs no factory, and the kernel
+/// runs one only when the service is first resolved (or, for a singleton or cached service registered `eager`,
+/// before the module's `activate(_:)`).
 ///
 /// ```swift
 /// module.services.singleton(.weatherService) { (network: any NetworkClient) in
@@ -64,26 +69,31 @@ public struct ServiceRegistrar: Sendable {
             preview: Self.erase(preview))
     }
 
-    /// Provides one shared instance of the service `key` names, built on first use.
+    /// Provides one shared instance of the service `key` names, built on first use; with `eager`, built before the
+    /// module's `activate(_:)`, so that a factory that throws fails the module there instead of its first reader.
     @inlinable
     public mutating func singleton<T: Sendable, each Dependency: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory)
+        add(
+            T.self, .singleton, rank, keys(repeat (each Dependency).self), live: Self.erase(factory), preview: nil,
+            eager: eager)
     }
 
     /// Provides one shared instance of the service `key` names, with a stand-in for preview mode.
     @inlinable
     public mutating func singleton<T: Sendable, each Dependency: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T,
         preview: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
-        register(key, scope: .singleton, rank: rank, factory: factory, preview: preview)
+        add(
+            T.self, .singleton, rank, keys(repeat (each Dependency).self), live: Self.erase(factory),
+            preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides a new instance of the service `key` names for each resolution.
+    /// Provides a new instance of the service `key` names for each resolution; none is built ahead.
     @inlinable
     public mutating func transient<T: Sendable, each Dependency: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary,
@@ -92,13 +102,16 @@ public struct ServiceRegistrar: Sendable {
         register(key, scope: .transient, rank: rank, factory: factory)
     }
 
-    /// Provides an instance of the service `key` names, kept until the kernel's `resetCached()`.
+    /// Provides an instance of the service `key` names, built on first use (before the module's `activate(_:)`
+    /// with `eager`) and kept until the kernel's `resetCached()`.
     @inlinable
     public mutating func cached<T: Sendable, each Dependency: Sendable>(
-        _ key: ServiceKey<T>, rank: ServiceRank = .primary,
+        _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
         factory: @escaping @Sendable (repeat each Dependency) throws -> T
     ) {
-        register(key, scope: .cached, rank: rank, factory: factory)
+        add(
+            T.self, .cached, rank, keys(repeat (each Dependency).self), live: Self.erase(factory), preview: nil,
+            eager: eager)
     }
 
     /// A factory of the kernel's shape (inlined where the module registers, so the closure is concrete code):
@@ -124,12 +137,12 @@ public struct ServiceRegistrar: Sendable {
     @usableFromInline
     mutating func add(
         _ type: any Sendable.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [AnyServiceKey],
-        live: @escaping ServiceMaker, preview: ServiceMaker?
+        live: @escaping ServiceMaker, preview: ServiceMaker?, eager: Bool = false
     ) {
         provided.append(
             ServiceRegistration(
-                key: AnyServiceKey(type), scope: scope, rank: rank, dependencies: dependencies, type: type, live: live,
-                preview: preview))
+                key: AnyServiceKey(type), scope: scope, rank: rank, dependencies: dependencies, eager: eager,
+                type: type, live: live, preview: preview))
         for dependency in dependencies where !used.contains(dependency) { used.append(dependency) }
     }
 

@@ -16,6 +16,8 @@ struct ServiceRuntime {
     private(set) var boxes: [ServiceBox] = []
     /// For each graph position, the boxes of the services that module provides.
     private(set) var provided: [[ServiceBox]] = []
+    /// For each graph position, the boxes of the services that module registered `eager`: built before it activates.
+    private(set) var eager: [[ServiceBox]] = []
     /// For each graph position, what that module may resolve.
     private(set) var views: [Services] = []
     /// What the host may resolve: everything.
@@ -34,6 +36,7 @@ struct ServiceRuntime {
             reusable[BoxKey(provider: box.provider, key: box.key)] = box
         }
         provided = Array(repeating: [], count: graph.nodes.count)
+        eager = provided
         boxes.reserveCapacity(graph.services.count)
         var hostBoxes: [ServiceBox] = []
         for provider in graph.services {
@@ -43,6 +46,7 @@ struct ServiceRuntime {
             boxes.append(box)
             if let module = provider.module {
                 provided[module].append(box)
+                if provider.registration.eager { eager[module].append(box) }
             } else {
                 box.activate()
                 hostBoxes.append(box)

@@ -95,9 +95,9 @@ extension Kernel {
     /// The job that activates the module at `index`, or `nil` when a required dependency is not active.
     ///
     /// The module's ledger opens here: everything granted from now on is recorded in it, so a failure or a later
-    /// deactivation takes it all back. Before `init` and `activate(_:)` run, the job builds the services the
-    /// module provides and resolves the module's own `@Injected` properties: a factory that throws fails this
-    /// module, with the service named, instead of a reader later.
+    /// deactivation takes it all back. Before `init` and `activate(_:)` run, the job builds the services the module
+    /// registered `eager` and resolves the module's own `@Injected` properties: a factory that throws there fails
+    /// this module, with the service named. Every other service is built when it is first resolved.
     func startActivation(_ index: Int) -> ModuleJob? {
         guard case .authorized = records[index].lifecycle else { return nil }
         // A loop, not `allSatisfy`: the closure checked the actor's executor once per dependency.
@@ -107,6 +107,7 @@ extension Kernel {
         let ledger = ModuleLedger(module: id, closing: eventHub)
         records[index].ledger = ledger
         let provided = serviceRuntime.provided[index]
+        let eager = serviceRuntime.eager[index]
         // Only a module that declares configuration keys has values read for it.
         let configuration =
             graph.nodes[index].registrar.configurationKeys.isEmpty
@@ -138,7 +139,7 @@ extension Kernel {
             if !stateKeys.isEmpty { await stateHub.load(stateKeys) }
             do {
                 return try await context.services.call {
-                    for box in provided { try Self.prebuild(box, table) }
+                    for box in eager { try Self.prebuild(box, table) }
                     let module = make()
                     try prepareInjectedProperties(of: module)
                     try await module.activate(context)
