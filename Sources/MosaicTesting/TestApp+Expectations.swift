@@ -6,6 +6,8 @@ public import Testing
 public enum ExpectedState: Sendable, Hashable, CustomStringConvertible {
     /// Running.
     case active
+    /// Waiting on standby for its first use (an on-demand module).
+    case standby
     /// Was active and has been deactivated (revoked, uninstalled or shut down).
     case deactivated
     /// Failed; when `reason` is given, the module's reason contains it.
@@ -21,7 +23,7 @@ public enum ExpectedState: Sendable, Hashable, CustomStringConvertible {
     /// Whether `state` is what this expects.
     public func matches(_ state: ModuleState) -> Bool {
         switch (self, state) {
-        case (.active, .active), (.deactivated, .deactivated): true
+        case (.active, .active), (.standby, .standby), (.deactivated, .deactivated): true
         case (.failed(let expected), .failed(let reason)): expected.map(reason.contains) ?? true
         case (.blocked(let expected), .blocked(let blockers, _)): expected.map(blockers.contains) ?? true
         default: false
@@ -32,6 +34,7 @@ public enum ExpectedState: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .active: "active"
+        case .standby: "standby"
         case .deactivated: "deactivated"
         case .failed(let reason): reason.map { "failed with a reason containing \"\($0)\"" } ?? "failed"
         case .blocked(let blocker): blocker.map { "blocked by \($0)" } ?? "blocked"

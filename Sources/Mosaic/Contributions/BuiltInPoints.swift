@@ -108,9 +108,11 @@ extension ModuleRegistrar {
         _ id: String, priority: Int = 0, title: String? = nil, icon: String? = nil,
         requires entitlement: Entitlement? = nil
     ) {
-        contribute(to: .tabs, id: id, priority: priority, title: title, icon: icon, requires: entitlement) {
-            (context: ActivationContext) in NavigationItem(target: context.url(forTab: id))
-        }
+        // A tab shows while its module waits on standby: its target is known without the module.
+        contribute(
+            to: .tabs, id: id, priority: priority, title: title, icon: icon, requires: entitlement,
+            standby: { host in NavigationItem(target: Deeplink(scheme: host.linkScheme, tab: id).url) }
+        ) { (context: ActivationContext) in NavigationItem(target: context.url(forTab: id)) }
     }
 }
 

@@ -103,6 +103,15 @@ package struct ContributionDeclaration: Sendable {
     package let dependencies: [AnyServiceKey]
     /// The typed ``Contribution`` of `module`, whose factory resolves from `context`'s services.
     package let bind: @Sendable (_ module: ModuleID, _ context: ActivationContext) -> any Sendable
+    /// The typed ``Contribution`` of `module` while it waits on standby: its content starts the module with
+    /// `start`, which returns the live contribution (bound by ``bind``), and builds that. A contribution that can
+    /// be shown without its module (a tab) is built from the host alone and starts nothing.
+    package let bindStandby:
+        @Sendable (
+            _ module: ModuleID, _ host: HostEnvironment, _ start: @escaping @Sendable () async throws -> any Sendable
+        ) -> any Sendable
+    /// Whether building the content of the module's standby contribution starts the module.
+    package let startsModule: Bool
 
     /// The keys `module`'s contribution is ordered by.
     package func keys(module: ModuleID) -> ContributionOrder.Keys {

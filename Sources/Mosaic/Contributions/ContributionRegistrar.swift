@@ -16,6 +16,19 @@ extension ModuleRegistrar {
         requires entitlement: Entitlement? = nil,
         content: @escaping @Sendable (repeat each Dependency) async throws -> Content
     ) {
+        contribute(
+            to: point, id: id, priority: priority, title: title, icon: icon, group: group, keywords: keywords,
+            tab: tab, attributes: attributes, requires: entitlement, standby: nil, content: content)
+    }
+
+    /// Contributes to `point`; while the module waits on standby (``Activation/onDemand``), `standby` builds the
+    /// content from the host alone, when given, instead of starting the module.
+    mutating func contribute<Content: Sendable, each Dependency: Sendable>(
+        to point: ExtensionPoint<Content>, id: String, priority: Int = 0, title: String? = nil, icon: String? = nil,
+        group: String? = nil, keywords: [String] = [], tab: String? = nil, attributes: [String: String] = [:],
+        requires entitlement: Entitlement? = nil, standby: (@Sendable (HostEnvironment) -> Content)?,
+        content: @escaping @Sendable (repeat each Dependency) async throws -> Content
+    ) {
         let metadata = ContributionMetadata(
             title: title ?? id, icon: icon, group: group, keywords: keywords, tab: tab, attributes: attributes)
         let dependencies = declareInjected(repeat (each Dependency).self)
@@ -32,7 +45,21 @@ extension ModuleRegistrar {
                             try await content(repeat try Self.argument((each Dependency).self, context))
                         }
                     }
-                }))
+                },
+                bindStandby: { module, host, start in
+                    Contribution<Content>(
+                        id: id, module: module, priority: priority, metadata: metadata, entitlement: entitlement
+                    ) {
+                        if let standby { return standby(host) }
+                        guard let live = try await start() as? Contribution<Content> else {
+                            throw ModuleUnavailableError(
+                                .notStarted, module: module,
+                                message: "\(module) started without its contribution \(id); open the page again.")
+                        }
+                        return try await live.content()
+                    }
+                },
+                startsModule: standby == nil))
     }
 
     /// Declares the services among a registered closure's parameter types (all but ``ActivationContext``) as

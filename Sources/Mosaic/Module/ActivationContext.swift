@@ -148,7 +148,7 @@ public struct ActivationContext: Sendable {
         guard let ledger else { return try await services.call(operation) }
         guard ledger.beginCall() else {
             throw ModuleUnavailableError(
-                module: id,
+                .deactivating, module: id,
                 message: "\(id) is deactivating, so it takes no more calls; try again once it is active again.")
         }
         defer { ledger.endCall() }
@@ -156,20 +156,28 @@ public struct ActivationContext: Sendable {
     }
 }
 
-/// Why a module's code was not run: the module is no longer active.
+/// Why a module's code was not run: the module is no longer active, or could not be started on demand.
 public struct ModuleUnavailableError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure: the one thing to decide on, never the message's text.
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// The module is deactivating: it takes no more calls. Try again once it is active again.
         case deactivating
+        /// The module waited on standby and could not be started for this use: the message says why.
+        case notStarted = "not-started"
     }
 
     /// The kind of failure.
-    public var code: Code { .deactivating }
+    public let code: Code
     /// The module.
     public let module: ModuleID
     /// What happened and what to do.
     public let message: String
     /// The value as text, for messages and logs.
     public var description: String { message }
+
+    package init(_ code: Code, module: ModuleID, message: String) {
+        self.code = code
+        self.module = module
+        self.message = message
+    }
 }

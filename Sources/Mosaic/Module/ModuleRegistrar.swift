@@ -2,6 +2,8 @@
 public struct ModuleRegistrar: Sendable {
     /// The services the module provides and uses.
     public var services = ServiceRegistrar()
+    /// When the module starts: at boot (the default), or on its first use.
+    public var activation = Activation.atBoot
     /// What the module demands of the host's standard.
     package internal(set) var standardRequirements: [StandardRequirement] = []
     /// What it contributes to extension points.
@@ -18,4 +20,15 @@ public struct ModuleRegistrar: Sendable {
     package internal(set) var interactions = ModuleInteractions()
 
     package init() {}
+
+    /// When a module starts.
+    public enum Activation: Sendable, Hashable {
+        /// With the kernel: at boot, or as soon as it may run.
+        case atBoot
+        /// Validated and authorized with the others, then on standby until its first use starts it (with what it
+        /// requires): a link it handles, the content of a contribution it makes (a tab shows without it), an event
+        /// it declares it subscribes to, a module that requires it or uses its services starting, or
+        /// `Kernel.start(_:)`. Back on standby after it is deactivated and may run again.
+        case onDemand
+    }
 }

@@ -45,6 +45,9 @@ final class EventHub: EventBus, LedgerClosingObserver {
     static let host: ModuleID = "mosaic.host"
 
     private let state = Mutex(State())
+    /// The on-demand modules on standby that subscribe to each event type, by qualified type name; a publish of
+    /// the type starts them.
+    let standbySubscribers = StandbySubscribers()
     let telemetry: Telemetry
     /// Where durable events go before any subscriber gets them.
     let outbox: DurableOutbox
@@ -63,6 +66,7 @@ final class EventHub: EventBus, LedgerClosingObserver {
                     + "thread.")
         }
         countPublished(Event.self, from: sender)
+        standbySubscribers.start(for: Event.self)
         // Without a tracer, no span and no context to carry: fan-out costs what it did before tracing.
         let span = telemetry.traces ? publishSpan(Event.self, from: sender) : nil
         defer { span?.end() }
@@ -100,6 +104,7 @@ final class EventHub: EventBus, LedgerClosingObserver {
     /// Hands a durable event a transaction stored to this instance's in-memory subscribers of its type.
     func fanOut<Event: DurableEvent>(_ event: Event, from sender: ModuleID) {
         countPublished(Event.self, from: sender)
+        standbySubscribers.start(for: Event.self)
         state.withLock { state in
             state.channels[ObjectIdentifier(Event.self), default: Channel(of: Event.self)].publish { sequence in
                 EventEnvelope(sender: sender, event: event, sequence: sequence)

@@ -71,11 +71,12 @@ final class ContributionStore: ContributionSource {
         }
     }
 
-    /// Adds the contributions `module` made, bound to its services, as it becomes active.
-    func add(_ module: ModuleID, _ contributions: [(ContributionDeclaration, any Sendable)]) {
-        guard !contributions.isEmpty else { return }
+    /// Replaces everything `module` contributed with `contributions` (bound to its services as it becomes active,
+    /// or its standby contributions), in one change.
+    func replace(_ module: ModuleID, _ contributions: [(ContributionDeclaration, any Sendable)]) {
         state.withLock { state in
-            var changed: Set<String> = []
+            var changed = state.pointsOfModule.removeValue(forKey: module) ?? []
+            for id in changed { state.points[id]?.entries.removeAll { $0.module == module } }
             for (declaration, contribution) in contributions {
                 let id = declaration.point.id
                 guard state.points[id] != nil else { continue }
@@ -94,6 +95,13 @@ final class ContributionStore: ContributionSource {
                 state.points[id]?.entries.sort { order.precedes($0.keys, $1.keys) }
                 publish(id, in: &state)
             }
+        }
+    }
+
+    /// The contribution `id` of `module` to the point `point` names, a `Contribution<Content>`, if it is listed.
+    func contribution(of module: ModuleID, point: String, id: String) -> (any Sendable)? {
+        state.withLock { state in
+            state.points[point]?.entries.first { $0.module == module && $0.keys.id == id }?.contribution
         }
     }
 

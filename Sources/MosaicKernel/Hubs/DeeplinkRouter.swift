@@ -34,6 +34,10 @@ final class DeeplinkRouter: Sendable {
         var owners: [RouteKey: ModuleID] = [:]
         /// Why each module that cannot come up by waiting is down.
         var unavailable: [ModuleID: String] = [:]
+        /// The on-demand modules waiting on standby: a link to one starts it.
+        var standby: Set<ModuleID> = []
+        /// What starts a module on standby for a use (the kernel's `start`), once the kernel runs.
+        var starter: (@Sendable (ModuleID, String) async -> Void)?
         var granted: Set<Entitlement> = []
         var waiting: [Int: Waiting] = [:]
         var nextWaiting = 0
@@ -81,6 +85,18 @@ final class DeeplinkRouter: Sendable {
             waiting.timer?.cancel()
             waiting.continuation.resume(returning: .failure(error))
         }
+    }
+
+    /// Records whether `module` waits on standby.
+    func setStandby(_ module: ModuleID, _ isOnStandby: Bool) {
+        state.withLock { state in
+            if isOnStandby { state.standby.insert(module) } else { state.standby.remove(module) }
+        }
+    }
+
+    /// Sets what starts a module on standby for a link.
+    func setStarter(_ starter: @escaping @Sendable (ModuleID, String) async -> Void) {
+        state.withLock { $0.starter = starter }
     }
 
     func setGranted(_ granted: Set<Entitlement>) {
@@ -133,7 +149,9 @@ final class DeeplinkRouter: Sendable {
         let found: Result<Route, DeeplinkError>
         switch state.withLock({ Self.find(key, in: $0) }) {
         case .route(let route): found = .success(route)
-        case .wait: found = await wait(for: key, link)
+        case .wait:
+            await startOwner(of: key, for: link)
+            found = await wait(for: key, link)
         case .refuse(let error): found = .failure(error)
         }
         switch found {
@@ -174,6 +192,17 @@ final class DeeplinkRouter: Sendable {
                         fix: "Fix the handler in \(route.module), or the link's parameters."))
             }
         }
+    }
+
+    /// Starts the module that handles `key` when it waits on standby; the link then waits for it as for any module
+    /// on its way up, and is refused with the reason if it fails.
+    private func startOwner(of key: RouteKey, for link: Deeplink) async {
+        let (owner, starter) = state.withLock { state in
+            let owner = Self.lookup(key, in: state.owners, owners: state.owners)
+            return (owner.flatMap { state.standby.contains($0) ? $0 : nil }, state.starter)
+        }
+        guard let owner, let starter else { return }
+        await starter(owner, "a link to \(key.feature)\(key.action.map { "/\($0)" } ?? "")")
     }
 
     /// What a lookup found.

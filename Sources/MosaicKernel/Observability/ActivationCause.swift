@@ -11,6 +11,8 @@ public enum ActivationCause: Sendable, Hashable, CustomStringConvertible {
     case install
     /// A module it requires came up (after a grant, an install or an uninstall elsewhere).
     case dependency(ModuleID)
+    /// Its first use started it (an on-demand module), or a module it is required by: what the use was.
+    case demand(String)
 
     /// A short name without the subject: `boot`, `grant`, `install` or `dependency`.
     public var name: String {
@@ -19,6 +21,7 @@ public enum ActivationCause: Sendable, Hashable, CustomStringConvertible {
         case .grant: "grant"
         case .install: "install"
         case .dependency: "dependency"
+        case .demand: "demand"
         }
     }
 
@@ -29,6 +32,7 @@ public enum ActivationCause: Sendable, Hashable, CustomStringConvertible {
         case .grant(let entitlement): "grant \(entitlement)"
         case .install: "install"
         case .dependency(let module): "dependency \(module)"
+        case .demand(let use): "demand: \(use)"
         }
     }
 }

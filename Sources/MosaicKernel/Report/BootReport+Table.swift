@@ -7,13 +7,17 @@ extension BootReport {
     /// MODULE             VERSION  STATE    TIME     REASON
     /// com.ghost.weather  1.4.0    active   0.4 ms
     /// com.ghost.sports   1.0.0    blocked           it needs the entitlement 'sports', not granted.
+    /// com.ghost.art      0.9.0    standby           starts on: the content of art.daily in mosaic.dashboard-widgets
     /// ```
     public var table: String {
         let header = ["MODULE", "VERSION", "STATE", "TIME", "REASON"]
         let rows = modules.map { module in
             [
                 module.id.rawValue, module.version.text, module.state.name,
-                module.activationTime.map(Self.format) ?? "", module.state.reason ?? "",
+                module.activationTime.map(Self.format) ?? "",
+                module.state.reason
+                    ?? (module.startTriggers.isEmpty
+                        ? "" : "starts on: " + module.startTriggers.joined(separator: "; ")),
             ]
         }
         let widths = (0..<header.count - 1).map { column in

@@ -18,8 +18,10 @@ public struct BootReport: Sendable {
         public let activationTime: Duration?
         /// How long its participants took in the last run of each lifecycle phase.
         public let phaseTimes: [LifecyclePhase: Duration]
-        /// Why it was last activated (boot, a grant, an install, a dependency), when it was.
+        /// Why it was last activated (boot, a grant, an install, a dependency, a use), when it was.
         public var cause: ActivationCause? = nil
+        /// What starts it, in words, while it waits on standby (empty in every other state).
+        public var startTriggers: [String] = []
     }
 
     /// The modules, in catalog order.
@@ -47,14 +49,17 @@ public struct BootReport: Sendable {
         modules.count { $0.state.name == name }
     }
 
-    /// Whether every module is active and no diagnostic is an error or a warning.
+    /// Whether every module is active or on standby, and no diagnostic is an error or a warning.
     public var isClean: Bool {
-        modules.allSatisfy(\.state.isActive) && diagnostics.allSatisfy { $0.severity == .note }
+        modules.allSatisfy { $0.state.isActive || $0.state == .standby }
+            && diagnostics.allSatisfy { $0.severity == .note }
     }
 
     /// "5 modules: 3 active, 1 failed, 1 blocked · booted in 4.1 ms".
     public var summary: String {
-        let names = ["active", "deactivated", "failed", "blocked", "authorized", "validated", "discovered"]
+        let names = [
+            "active", "standby", "deactivated", "failed", "blocked", "authorized", "validated", "discovered",
+        ]
         let counts = names.compactMap { name in count(name) > 0 ? "\(count(name)) \(name)" : nil }
         return "\(modules.count) module\(modules.count == 1 ? "" : "s"): \(counts.joined(separator: ", "))"
             + " · booted in \(Self.format(duration))"

@@ -13,6 +13,7 @@ extension Kernel {
         if unavailable != nil || Self.unavailability(from) != nil {
             deeplinkRouter.setUnavailable(graph.nodes[index].id, reason: unavailable)
         }
+        if from == .standby || to == .standby { standbyChanged(index, from: from, to: to) }
         recordTransition(index, from: from, to: to)
         moduleVersion.advance()
         changes.send(StateChange(id: graph.nodes[index].id, from: from, to: to))
@@ -29,7 +30,7 @@ extension Kernel {
     /// Why links to a module in `state` cannot wait for it, or `nil` when it is active or on its way up.
     static func unavailability(_ state: ModuleState) -> String? {
         switch state {
-        case .discovered, .validated, .authorized, .active: nil
+        case .discovered, .validated, .authorized, .standby, .active: nil
         case .deactivated: "deactivated"
         case .failed(let reason): "failed: \(reason)"
         case .blocked(_, let reason): "blocked: \(reason)"

@@ -18,9 +18,10 @@ extension Kernel {
         let failuresBefore = failures.count
         let planning = telemetry.startSpan(SpanName.plan)
         // In position order: a run starts modules by readiness and position, whatever order they are listed in.
-        let starting = records.indices.filter { verdicts[$0].isRun && !active[$0] }
+        let (starting, standby) = startingNow(verdicts)
         planning.attributes.set(SpanKey.modules, value: .int64(Int64(starting.count)))
         planning.end()
+        for index in standby { standBy(index) }
         await activate(starting)
         if failures.count != failuresBefore {
             verdicts = currentVerdicts()
@@ -38,6 +39,8 @@ extension Kernel {
             return operationCause
         case .install where records[index].cause == .install && records[index].activationTime == nil:
             return .install
+        case .demand where records[index].demanded:
+            return operationCause
         default:
             let dependency = graph.required[index].first { starting[$0] }
             return dependency.map { .dependency(graph.nodes[$0].id) } ?? operationCause
@@ -59,6 +62,7 @@ extension Kernel {
                 switch lifecycle {
                 case .validated(let validated): .blocked(validated.block(by: blockers, reason: reason))
                 case .authorized(let authorized): .blocked(authorized.block(by: blockers, reason: reason))
+                case .standby(let standby): .blocked(standby.block(by: blockers, reason: reason))
                 case .deactivated(let deactivated): .blocked(deactivated.block(by: blockers, reason: reason))
                 case .blocked(let blocked): .blocked(blocked.block(by: blockers, reason: reason))
                 case .discovered, .active, .failed: nil
@@ -80,6 +84,7 @@ extension Kernel {
                 case .validated(let validated): .authorized(validated.authorize())
                 case .deactivated(let deactivated): .authorized(deactivated.authorize())
                 case .blocked(let blocked): .authorized(blocked.unblock().authorize())
+                case .standby(let standby): .authorized(standby.authorize())
                 case .discovered, .authorized, .active, .failed: nil
                 }
             }
@@ -172,7 +177,8 @@ extension Kernel {
             // Most modules contribute nothing and handle no links: no grant to record for them.
             if let context = records[index].context, let ledger = records[index].ledger {
                 if !graph.nodes[index].contributions.isEmpty {
-                    contributionStore.add(
+                    // Replaces the module's standby contributions, if it waited on standby, in one change.
+                    contributionStore.replace(
                         id, graph.nodes[index].contributions.map { ($0, $0.bind(id, context)) })
                     ledger.hold(.entry) { [contributionStore] in contributionStore.remove(id) }
                 }
@@ -213,6 +219,8 @@ extension Kernel {
         records[index].ledger?.withdraw()
         records[index].ledger = nil
         records[index].context = nil
+        // The contributions it listed on standby, if it waited there.
+        contributionStore.remove(id)
         runtimeDiagnostics.append(
             Diagnostic(code, .error, modules: [id], message: "\(id) failed: \(reason)", fix: fix))
         logger.error("module failed to activate", metadata: ["module": "\(id)", "reason": "\(reason)"])
@@ -267,6 +275,7 @@ extension Kernel {
                     fix: "Make \(id)'s deactivate() return promptly, or raise KernelOptions.deactivationTimeLimit."))
         }
         records[index].instance = nil
+        records[index].demanded = false
         // Everything the module still holds goes, newest first: services (their instances are released), the
         // right to write state and publish, subscriptions and observers.
         records[index].ledger?.withdraw()

@@ -35,6 +35,8 @@ public actor Kernel {
         var cause: ActivationCause?
         /// How long the module's participants took in the last run of each phase.
         var phaseTimes: [LifecyclePhase: Duration] = [:]
+        /// Whether a use asked for this on-demand module since it last stopped (``start(_:)``).
+        var demanded = false
     }
 
     // MARK: What the host set up (fixed for the kernel's life)
@@ -251,6 +253,11 @@ public actor Kernel {
             // Before the first read succeeds, nothing is granted: an instance never runs a module another has
             // revoked access to.
             if options.sharedStorage != nil { policy = await sharedPolicy() ?? EntitlementPolicy.none }
+            let starter: @Sendable (ModuleID, String) async -> Void = { [weak self] module, use in
+                _ = try? await self?.start(module, for: use)
+            }
+            deeplinkRouter.setStarter(starter)
+            eventHub.standbySubscribers.setStarter(starter)
             await within(span) {
                 let validation = telemetry.startSpan(SpanName.validate)
                 for index in records.indices { validate(index) }
@@ -322,7 +329,8 @@ public actor Kernel {
                 id: graph.nodes[index].id, version: graph[manifestAt: index].version,
                 origin: graph.entry(of: index).origin, state: records[index].lifecycle.state,
                 activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes,
-                cause: records[index].activationTime == nil ? nil : records[index].cause)
+                cause: records[index].activationTime == nil ? nil : records[index].cause,
+                startTriggers: records[index].lifecycle.state == .standby ? graph.startTriggers(of: index) : [])
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
     }

@@ -7,6 +7,7 @@ enum Lifecycle: Sendable {
     case discovered(Discovered)
     case validated(Validated)
     case authorized(Authorized)
+    case standby(Standby)
     case active(Active)
     case deactivated(Deactivated)
     case failed(Failed)
@@ -21,6 +22,7 @@ enum Lifecycle: Sendable {
         case .discovered: .discovered
         case .validated: .validated
         case .authorized: .authorized
+        case .standby: .standby
         case .active: .active
         case .deactivated: .deactivated
         case .failed(let failed): .failed(reason: failed.reason)
@@ -38,6 +40,8 @@ struct Discovered: Sendable {
 struct Validated: Sendable {
     fileprivate init() {}
     func authorize() -> Authorized { Authorized() }
+    /// May run, and waits for its first use (an on-demand module).
+    func standBy() -> Standby { Standby() }
     func block(by blockers: [Blocker], reason: String) -> Blocked { Blocked(blockers: blockers, reason: reason) }
 }
 
@@ -45,6 +49,14 @@ struct Authorized: Sendable {
     fileprivate init() {}
     func activate() -> Active { Active() }
     func fail(_ reason: String) -> Failed { Failed(reason: reason) }
+    func block(by blockers: [Blocker], reason: String) -> Blocked { Blocked(blockers: blockers, reason: reason) }
+}
+
+/// Validated and authorized, not started: an on-demand module waiting for its first use.
+struct Standby: Sendable {
+    fileprivate init() {}
+    /// Its first use came: it starts.
+    func authorize() -> Authorized { Authorized() }
     func block(by blockers: [Blocker], reason: String) -> Blocked { Blocked(blockers: blockers, reason: reason) }
 }
 
@@ -57,6 +69,8 @@ struct Deactivated: Sendable {
     fileprivate init() {}
     /// Reactivation, once whatever stopped the module is resolved.
     func authorize() -> Authorized { Authorized() }
+    /// May run again, and waits for its next use (an on-demand module).
+    func standBy() -> Standby { Standby() }
     func block(by blockers: [Blocker], reason: String) -> Blocked { Blocked(blockers: blockers, reason: reason) }
 }
 

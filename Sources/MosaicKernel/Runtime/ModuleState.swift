@@ -4,13 +4,15 @@ public import Mosaic
 ///
 /// ```
 /// discovered ─► validated ─► authorized ─► active ─► deactivated
-///      │            │             │                      │
-///      ▼            ▼             ▼                      ▼
-///   failed       blocked ◄──── blocked / failed       authorized (again) or blocked
+///      │            │   │         ▲   │                  │
+///      │            │   └► standby┘   │                  │
+///      ▼            ▼        │        ▼                  ▼
+///   failed       blocked ◄───┴─ blocked / failed       authorized or standby (again), or blocked
 /// ```
 /// `failed` means the module itself cannot run (invalid, incompatible, in a cycle, threw or hung while activating)
 /// and stays so until it is uninstalled. `blocked` means something outside it keeps it down (an entitlement, a
-/// dependency) and lifts when that changes.
+/// dependency) and lifts when that changes. `standby` is an on-demand module that may run and waits for its first
+/// use (``ModuleRegistrar/Activation-swift.enum/onDemand``).
 public enum ModuleState: Sendable, Hashable, CustomStringConvertible {
     /// Listed or found; nothing checked yet.
     case discovered
@@ -18,6 +20,8 @@ public enum ModuleState: Sendable, Hashable, CustomStringConvertible {
     case validated
     /// Has every entitlement it needs; about to activate.
     case authorized
+    /// May run, and starts on its first use (an on-demand module); what starts it is in the boot report.
+    case standby
     /// Running.
     case active
     /// Stopped cleanly.
@@ -33,6 +37,7 @@ public enum ModuleState: Sendable, Hashable, CustomStringConvertible {
         case .discovered: "discovered"
         case .validated: "validated"
         case .authorized: "authorized"
+        case .standby: "standby"
         case .active: "active"
         case .deactivated: "deactivated"
         case .failed: "failed"
