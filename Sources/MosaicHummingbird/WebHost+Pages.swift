@@ -39,7 +39,7 @@ extension WebHost {
                 + "<td>\(module.state.name)</td><td>\(module.activationTime.map(Self.milliseconds) ?? "")</td>"
                 + "<td data-cause>\(HTML.escape(module.cause?.description ?? ""))</td>"
                 + "<td>\(HTML.escape(Self.phaseTimes(module.phaseTimes)))</td>"
-                + "<td>\(HTML.escape(module.state.reason ?? ""))</td></tr>"
+                + "<td>\(HTML.escape(module.explanation))</td></tr>"
         }
         let diagnostics = report.diagnostics.map { "<li>\(HTML.escape($0.description))</li>" }
         return Page(

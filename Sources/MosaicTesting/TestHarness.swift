@@ -39,6 +39,9 @@ public struct TestHarness: Sendable {
     public var extensionPoints: [AnyExtensionPoint]?
     /// The host's standard, for modules that require one.
     public var standard: (any Standard)?
+    /// Whether ``start()`` also starts the modules that start on demand (with what they require), as a test of
+    /// what they do wants; `false` leaves them on standby, to test what starts them.
+    public var startsOnDemandModules = true
     /// Where the kernel logs; nowhere by default, since the report holds every problem.
     public var logger = Logger(label: "mosaic.testing") { _ in SwiftLogNoOpLogHandler() }
     /// Services the test provides, ranked above every module's.
@@ -133,7 +136,12 @@ public struct TestHarness: Sendable {
             catalog: setup.catalog, host: setup.host, entitlements: .granted(setup.entitlements),
             services: services, standard: standard, extensionPoints: setup.extensionPoints,
             navigator: { tab in navigations.append(tab) }, options: options, logger: logger)
-        let report = try await kernel.boot()
+        var report = try await kernel.boot()
+        if startsOnDemandModules {
+            let waiting = report.modules.filter { $0.state == .standby }
+            for module in waiting { try await kernel.start(module.id) }
+            if !waiting.isEmpty { report = await kernel.report() }
+        }
         return TestApp(
             kernel: kernel, bootReport: report, standIns: setup.standIns, navigations: navigations, scratch: scratch)
     }

@@ -29,6 +29,33 @@ struct GhostAppTests {
         }
     }
 
+    @Test("Art and Sports wait on standby after boot; a team link starts Sports and the dashboard starts Art")
+    func onDemand() async throws {
+        var harness = ghostHarness()
+        harness.startsOnDemandModules = false
+        try await harness.run { app in
+            await app.expectClean()
+            await app.expect("com.ghost.art", .standby)
+            await app.expect("com.ghost.sports", .standby)
+            await app.expect("com.ghost.dashboard", .active)  // they are optional to it
+            #expect(app.contributions(for: .tabs).map(\.id) == ["dashboard", "weather", "sports", "art", "settings"])
+            #expect(
+                await app.open(TeamRoute(name: "celtics").link(scheme: "ghost"))
+                    == .handled(tab: "sports", module: "com.ghost.sports"))
+            await app.expect("com.ghost.sports", .active)
+            await app.expect("com.ghost.art", .standby)
+            let widgets = try await app.contents(of: .dashboardWidgets)
+            #expect(widgets.map { $0.blocks.first }.count == 3)
+            #expect(widgets.last?.blocks.first != .text("No art today."))
+            await app.expect("com.ghost.art", .active)
+            #expect((await app.report())["com.ghost.art"]?.cause?.name == "demand")
+            try await app.revoke("art")
+            await app.expect("com.ghost.art", .blocked)
+            try await app.grant("art")
+            await app.expect("com.ghost.art", .standby)
+        }
+    }
+
     @Test("revoking sports removes its widget; the others keep their order")
     func revoke() async throws {
         try await ghostHarness().run { app in

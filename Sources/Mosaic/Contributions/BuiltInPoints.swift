@@ -111,8 +111,8 @@ extension ModuleRegistrar {
         // A tab shows while its module waits on standby: its target is known without the module.
         contribute(
             to: .tabs, id: id, priority: priority, title: title, icon: icon, requires: entitlement,
-            standby: { host in NavigationItem(target: Deeplink(scheme: host.linkScheme, tab: id).url) }
-        ) { (context: ActivationContext) in NavigationItem(target: context.url(forTab: id)) }
+            standby: { host in NavigationItem(target: Deeplink(scheme: host.linkScheme, tab: id).url) },
+            content: { (context: ActivationContext) in NavigationItem(target: context.url(forTab: id)) })
     }
 }
 

@@ -9,7 +9,7 @@ package struct GraphDrawing: Sendable {
     package let columns: [[ModuleID]]
     /// The edges drawn.
     package let edges: [ModuleGraph.Edge]
-    /// Each module's version text.
+    /// Each module's version text, followed by `on demand` for a module that starts on demand.
     package let versions: [ModuleID: String]
     /// Each module's state name, when the host booted.
     package let states: [ModuleID: String]
@@ -26,7 +26,12 @@ package struct GraphDrawing: Sendable {
         columns = (graph.levels + [cycle]).map { $0.filter(shown.contains) }.filter { !$0.isEmpty }
         edges = graph.edges.filter { shown.contains($0.from) && shown.contains($0.to) }
         versions = Dictionary(
-            graph.ids.compactMap { id in graph.manifest(of: id).map { (id, $0.version.text) } },
+            graph.ids.compactMap { id in
+                graph.manifest(of: id).map { manifest in
+                    let onDemand = graph.registration(of: id)?.activation == .onDemand
+                    return (id, manifest.version.text + (onDemand ? " on demand" : ""))
+                }
+            },
             uniquingKeysWith: { first, _ in first })
         self.states = states
     }
@@ -46,6 +51,7 @@ package struct GraphDrawing: Sendable {
     package static func colour(_ state: String?) -> String {
         switch state {
         case "active": "#bfe6c4"
+        case "standby": "#cfe0f5"
         case "blocked": "#f7dc9c"
         case "failed": "#f2aaa5"
         default: "#d9dde5"

@@ -42,6 +42,10 @@ package struct ModuleCanvas: Sendable {
                     + compatibility.features.sorted().map { "host feature \($0)" }),
             Section(title: "Entitlements", items: manifest.entitlements.sorted().map(\.name)),
             Section(
+                title: "Starts",
+                items: registration.activation == .atBoot
+                    ? ["at boot"] : ["on demand"] + graph.startTriggers(of: id).map { "started by \($0)" }),
+            Section(
                 title: "Dependencies",
                 items: edges.filter { $0.from == id }.map { edgeText($0, $0.to) }
                     + manifest.dependencies.filter { dependency in
@@ -51,7 +55,7 @@ package struct ModuleCanvas: Sendable {
             Section(title: "Dependents", items: edges.filter { $0.to == id }.map { edgeText($0, $0.from) }),
             Section(
                 title: "Services provided",
-                items: registration.services.provided.map { "\($0.key) (\($0.scope))" }),
+                items: registration.services.provided.map { "\($0.key) (\($0.scope)\($0.eager ? ", eager" : ""))" }),
             Section(
                 title: "Services used",
                 items: registration.services.used.map { key in

@@ -203,6 +203,10 @@ extension Diagnostic {
         /// granted before the first read), and it is read again until it can be.
         public static let sharedPolicyUnavailable: Code = "authorization.shared-policy-unavailable"
 
+        // Activation
+        /// A module starts on demand: the note says what starts it; a warning when nothing in the app does.
+        public static let startsOnDemand: Code = "activation.on-demand"
+
         // Runtime
         /// A module's `activate` threw.
         public static let activationFailed: Code = "activation.failed"

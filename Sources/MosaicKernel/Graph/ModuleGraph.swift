@@ -87,6 +87,7 @@ public struct ModuleGraph: Sendable {
             findCycles()
             plan()
         }
+        noteOnDemandModules()
     }
 
     /// The identifiers in catalog order.

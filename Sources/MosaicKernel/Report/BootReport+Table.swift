@@ -14,10 +14,7 @@ extension BootReport {
         let rows = modules.map { module in
             [
                 module.id.rawValue, module.version.text, module.state.name,
-                module.activationTime.map(Self.format) ?? "",
-                module.state.reason
-                    ?? (module.startTriggers.isEmpty
-                        ? "" : "starts on: " + module.startTriggers.joined(separator: "; ")),
+                module.activationTime.map(Self.format) ?? "", module.explanation,
             ]
         }
         let widths = (0..<header.count - 1).map { column in

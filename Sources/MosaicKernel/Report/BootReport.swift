@@ -22,6 +22,12 @@ public struct BootReport: Sendable {
         public var cause: ActivationCause? = nil
         /// What starts it, in words, while it waits on standby (empty in every other state).
         public var startTriggers: [String] = []
+
+        /// Why it is failed or blocked, or what starts it while it waits on standby: `starts on: a link to team`;
+        /// empty in every other state.
+        public var explanation: String {
+            state.reason ?? (startTriggers.isEmpty ? "" : "starts on: " + startTriggers.joined(separator: "; "))
+        }
     }
 
     /// The modules, in catalog order.

@@ -116,6 +116,27 @@ extension ModuleGraph {
         return startTriggers(of: index)
     }
 
+    /// Says what starts each on-demand module: a note, or a warning when nothing in the app does.
+    mutating func noteOnDemandModules() {
+        for index in nodes.indices where nodes[index].registrar.activation == .onDemand {
+            let id = nodes[index].id
+            let triggers = startTriggers(of: index)
+            if triggers.isEmpty {
+                report(
+                    .startsOnDemand, .warning, [id],
+                    "\(id) starts on demand, but nothing in the app starts it: it handles no link, contributes no "
+                        + "content, subscribes to no event and no module requires it.",
+                    fix: "Start it with Kernel.start(_:) from the host, or let it start at boot (remove "
+                        + "module.activation = .onDemand).")
+            } else {
+                report(
+                    .startsOnDemand, .note, [id],
+                    "\(id) starts on demand, on: \(triggers.joined(separator: "; ")).",
+                    fix: "Nothing to fix; remove module.activation = .onDemand to start it at boot instead.")
+            }
+        }
+    }
+
     /// The uses that start the module at `index` when it waits on standby, in words.
     func startTriggers(of index: Int) -> [String] {
         let node = nodes[index]

@@ -71,6 +71,8 @@ struct SportsModule: Module {
         entitlements: ["sports"])
 
     static func register(in module: inout ModuleRegistrar) {
+        // Started by its first team link or the first render of its widget or page, not at boot.
+        module.activation = .onDemand
         module.publishes(FeatureOpened.self)
         module.reads(.favouriteTeam)
         module.writes(.favouriteTeam)
@@ -103,6 +105,8 @@ struct ArtModule: Module {
     static let manifest = Manifest(id: "com.ghost.art", version: "0.9.0", entitlements: ["art"])
 
     static func register(in module: inout ModuleRegistrar) {
+        // Started by the first render of its widget or collection, not at boot.
+        module.activation = .onDemand
         module.services.singleton(.artData) { try SampleArt() }
         module.tab("art", priority: 70, title: "Art", icon: "paintpalette")
         module.contribute(to: .dashboardWidgets, id: "art.daily", priority: 60, title: "Art of the day") {
