@@ -71,6 +71,36 @@ extension TestApp {
             "No \(code) diagnostic\(subject).\n\n\(report.table)", sourceLocation: sourceLocation)
     }
 
+    /// Records an issue unless module `id`, once deactivated (revoked, uninstalled or shut down), left nothing of its
+    /// own alive: no object of its Swift module's types that it held as it began to deactivate (its instance, its
+    /// built services and what they store, three levels deep), and not its ledger. The issue names each type still
+    /// alive and how many, and what the kernel still holds for the module; when the kernel holds nothing, something
+    /// outside it does (a global, a cache, a task that never ended, another module).
+    ///
+    /// ```swift
+    /// try await app.revoke("weather")
+    /// await app.expectReleased("com.ghost.weather")
+    /// ```
+    public func expectReleased(_ id: ModuleID, sourceLocation: SourceLocation = #_sourceLocation) async {
+        guard let alive = await kernel.unreleased(id) else {
+            Issue.record(
+                "\(id) has not deactivated in this test: revoke, uninstall or shut it down first.",
+                sourceLocation: sourceLocation)
+            return
+        }
+        guard !alive.isEmpty else { return }
+        let holdings = await kernel.holdings(of: id)
+        let objects = alive.map { "\($0.count) × \($0.type)" }.joined(separator: ", ")
+        let held =
+            holdings.isEmpty
+            ? "nothing for it, so something outside the kernel keeps them (a global, a cache, a task that never "
+                + "ended, another module)"
+            : holdings.joined(separator: "; ")
+        Issue.record(
+            "\(id) left \(objects) alive after it deactivated. The kernel holds \(held).",
+            sourceLocation: sourceLocation)
+    }
+
     /// Records an issue, with the whole report, unless every module is active and nothing was reported.
     public func expectClean(sourceLocation: SourceLocation = #_sourceLocation) async {
         let report = await report()

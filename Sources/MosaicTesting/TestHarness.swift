@@ -132,6 +132,7 @@ public struct TestHarness: Sendable {
         var options = options
         let scratch = options.stateDirectory == nil ? try ScratchDirectory() : nil
         options.stateDirectory = options.stateDirectory ?? scratch?.path
+        options.watchesReleases = true
         let kernel = Kernel(
             catalog: setup.catalog, host: setup.host, entitlements: .granted(setup.entitlements),
             services: services, standard: standard, extensionPoints: setup.extensionPoints,

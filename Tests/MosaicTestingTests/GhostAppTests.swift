@@ -29,7 +29,9 @@ struct GhostAppTests {
         }
     }
 
-    @Test("Art and Sports wait on standby after boot; a team link starts Sports and the dashboard starts Art")
+    @Test(
+        "Art and Sports wait on standby after boot, start on a team link or the dashboard, and are released when revoked"
+    )
     func onDemand() async throws {
         var harness = ghostHarness()
         harness.startsOnDemandModules = false
@@ -51,6 +53,7 @@ struct GhostAppTests {
             #expect((await app.report())["com.ghost.art"]?.cause?.name == "demand")
             try await app.revoke("art")
             await app.expect("com.ghost.art", .blocked)
+            await app.expectReleased("com.ghost.art")
             try await app.grant("art")
             await app.expect("com.ghost.art", .standby)
         }

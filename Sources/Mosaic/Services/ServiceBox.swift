@@ -187,6 +187,16 @@ package final class ServiceBox: @unchecked Sendable {
         if let error = _openExistential(type, do: prebuild) { throw error }
     }
 
+    /// A copy of the built instance (a singleton or cached service's), or `nil` when none is built.
+    package func builtInstance() -> Any? {
+        func copy<T>(as _: T.Type) -> Any? {
+            storage.withLock { address in
+                UnsafePointer<T>(bitPattern: address).map { $0.pointee as Any }
+            }
+        }
+        return _openExistential(type, do: copy)
+    }
+
     /// Releases the built instances of `boxes` (only of `.cached` services when `cachedOnly`), so the next use of
     /// each builds anew; waits once for readers that may still hold them.
     package static func reset(_ boxes: [ServiceBox], cachedOnly: Bool) {

@@ -105,6 +105,11 @@ final class ContributionStore: ContributionSource {
         }
     }
 
+    /// The points `module` has contributions listed in, sorted.
+    func points(of module: ModuleID) -> [String] {
+        state.withLock { ($0.pointsOfModule[module] ?? []).sorted() }
+    }
+
     /// Withdraws everything `module` contributed.
     func remove(_ module: ModuleID) {
         state.withLock { state in

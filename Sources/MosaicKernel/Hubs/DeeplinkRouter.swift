@@ -120,6 +120,11 @@ final class DeeplinkRouter: Sendable {
         }
     }
 
+    /// Whether any live route is `module`'s.
+    func hasRoutes(of module: ModuleID) -> Bool {
+        state.withLock { $0.routes.values.contains { $0.module == module } }
+    }
+
     func deactivate(_ module: ModuleID) {
         state.withLock { state in state.routes = state.routes.filter { $0.value.module != module } }
     }

@@ -238,6 +238,7 @@ extension Kernel {
     /// the wait is over, it takes everything back (closing the ledger), and this instance's `deactivate()` never runs
     /// afterwards: by then the module may be active again, with another instance that the late call would disturb.
     func startDeactivation(_ index: Int) -> ModuleJob? {
+        if options.watchesReleases { watchReleases(of: index) }
         let ledger = records[index].ledger
         guard let module = records[index].instance else {
             finishDeactivation(index, Outcome(result: .finished(.nothing), duration: .zero))

@@ -134,6 +134,8 @@ public actor Kernel {
     var runCount = 0
     /// The parts of the phase or event being dispatched, as they finish.
     var dispatchEntries: [DispatchReport.Entry] = []
+    /// With ``KernelOptions/watchesReleases``: the objects each module held when it last began to deactivate.
+    var releaseWatches: [ModuleID: [WatchedObject]] = [:]
 
     /// Creates a kernel over a catalog and validates its graph (no module code runs); nothing activates before
     /// ``boot()``.

@@ -53,6 +53,10 @@ public struct KernelOptions: Sendable {
     public var sharedStorage: SharedStorage? = nil
     /// How durable events are retried and claimed (see `DurableEvent`).
     public var durableEvents = DurableEventOptions()
+    /// Whether the kernel watches, as each module deactivates, the objects of the module's own types it can reach
+    /// (the module, its built services and what they hold), so that a test can ask which outlived it
+    /// (MosaicTesting's `expectReleased`). Off outside tests: it walks the module's values once per deactivation.
+    package var watchesReleases = false
 
     /// Options with defaults suited to an app: 10 s limits, 8 modules at a time.
     public init(
