@@ -6,6 +6,8 @@
 #   Benchmarks/callgrind.sh many           instructions per service of `profile-many` (Mosaic registering,
 #                                           resolving and tearing down 1,000 services per round) the same way,
 #                                           and of `cold mosaic` / `cold dictionary`, each a whole new process;
+#   Benchmarks/callgrind.sh on-demand      instructions per boot of 100 Ghost-shaped modules, 90 on demand against
+#                                           all at boot (`profile-on-demand`, 10 and 30 boots, the difference / 20);
 #   Benchmarks/callgrind.sh boot           instructions of `profile-boot` (10 boots of 10,000 modules, and making
 #                                           their catalog once), the whole process.
 # Needs valgrind; builds the benchmarks in release first.
@@ -37,6 +39,23 @@ if [ "$mode" = boot ]; then
     LD_PRELOAD="$work/shim.so" valgrind --tool=callgrind --callgrind-out-file="$work/boot.out" \
         "$work/bench" profile-boot > /dev/null 2> "$work/boot.log"
     sed -n 's/.*refs: *\([0-9,]*\).*/instructions for 10 boots of 10,000 modules: \1/p' "$work/boot.log"
+    exit 0
+fi
+if [ "$mode" = on-demand ]; then
+    # Per boot: the difference of 10 and 30 boots in one process, divided by 20, so that starting the process and
+    # making the catalog cancel out.
+    declare -A counts
+    for demand in 90 0; do
+        for times in 10 30; do
+            LD_PRELOAD="$work/shim.so" valgrind --tool=callgrind --callgrind-out-file="$work/od.out" \
+                "$work/bench" profile-on-demand "$demand" "$times" > /dev/null 2> "$work/od.log"
+            counts[$demand.$times]=$(sed -n 's/.*refs: *\([0-9,]*\).*/\1/p' "$work/od.log" | tr -d ,)
+        done
+    done
+    lazy=$(( (counts[90.30] - counts[90.10]) / 20 ))
+    eager=$(( (counts[0.30] - counts[0.10]) / 20 ))
+    echo "instructions per boot of 100 Ghost-shaped modules: 90 on demand $lazy, all at boot $eager"
+    python3 -c "print(f'ratio: {$lazy / $eager:.3f} (goal ≤ 0.25)')"
     exit 0
 fi
 if [ "$mode" = many ]; then

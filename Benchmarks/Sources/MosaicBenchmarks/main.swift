@@ -5,6 +5,9 @@
 // (10,000 unless given), its validation, `Kernel(catalog:)` and `boot()` each keep;
 // `… MosaicBenchmarks profile-boot [COUNT]` boots COUNT modules (10,000 unless given) as many times as make 100,000
 // module boots, for `perf record` (profiles of two counts compare per module);
+// `… MosaicBenchmarks on-demand` boots 100 Ghost-shaped modules, 90 of them on demand, against all 100 at boot, and
+// times the first link to a module on standby; `profile-on-demand ON_DEMAND TIMES` boots that app TIMES times with
+// ON_DEMAND modules on demand and prints nothing (callgrind.sh on-demand);
 // `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
 // `… MosaicBenchmarks singleton` compares `resolve` and `withService` of a singleton with a global `let`, 1 and 2 threads;
 // `… MosaicBenchmarks many` is the services mode's last table alone: 1,000 services registered and resolved, warm
@@ -42,6 +45,11 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     }
 } else if CommandLine.arguments.dropFirst().first == "boot-memory" {
     try await runBootMemory(count: numberArgument(standard: 10_000))
+} else if CommandLine.arguments.dropFirst().first == "on-demand" {
+    try await runOnDemandBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "profile-on-demand", CommandLine.arguments.count > 3 {
+    try await profileOnDemandBoot(
+        onDemand: Int(CommandLine.arguments[2]) ?? 90, times: Int(CommandLine.arguments[3]) ?? 10)
 } else if CommandLine.arguments.dropFirst().first == "boot-phases" {
     try await runBootPhases()
 } else if CommandLine.arguments.dropFirst().first == "profile-boot" {

@@ -74,21 +74,34 @@ final class ContributionStore: ContributionSource {
     /// Replaces everything `module` contributed with `contributions` (bound to its services as it becomes active,
     /// or its standby contributions), in one change.
     func replace(_ module: ModuleID, _ contributions: [(ContributionDeclaration, any Sendable)]) {
+        replace([(module, contributions)])
+    }
+
+    /// Replaces everything each module of `batch` contributed with its contributions, in one change: each point
+    /// concerned is sorted and published once, however many modules contribute to it.
+    func replace(_ batch: [(module: ModuleID, contributions: [(ContributionDeclaration, any Sendable)])]) {
+        guard !batch.isEmpty else { return }
         state.withLock { state in
-            var changed = state.pointsOfModule.removeValue(forKey: module) ?? []
-            for id in changed { state.points[id]?.entries.removeAll { $0.module == module } }
-            for (declaration, contribution) in contributions {
-                let id = declaration.point.id
-                guard state.points[id] != nil else { continue }
-                let entry = Entry(
-                    module: module, keys: declaration.keys(module: module), entitlement: declaration.entitlement,
-                    contribution: contribution)
-                state.points[id]?.entries.append(entry)
-                state.pointsOfModule[module, default: []].insert(id)
-                if let entitlement = declaration.entitlement {
-                    state.pointsOfEntitlement[entitlement, default: []].insert(id)
+            var changed: Set<String> = []
+            for (module, _) in batch {
+                let points = state.pointsOfModule.removeValue(forKey: module) ?? []
+                for id in points { state.points[id]?.entries.removeAll { $0.module == module } }
+                changed.formUnion(points)
+            }
+            for (module, contributions) in batch {
+                for (declaration, contribution) in contributions {
+                    let id = declaration.point.id
+                    guard state.points[id] != nil else { continue }
+                    let entry = Entry(
+                        module: module, keys: declaration.keys(module: module), entitlement: declaration.entitlement,
+                        contribution: contribution)
+                    state.points[id]?.entries.append(entry)
+                    state.pointsOfModule[module, default: []].insert(id)
+                    if let entitlement = declaration.entitlement {
+                        state.pointsOfEntitlement[entitlement, default: []].insert(id)
+                    }
+                    changed.insert(id)
                 }
-                changed.insert(id)
             }
             for id in changed {
                 guard let order = state.points[id]?.declaration.order else { continue }

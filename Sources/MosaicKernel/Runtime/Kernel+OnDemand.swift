@@ -56,43 +56,58 @@ extension Kernel {
         return (candidates.filter { starting[$0] }, candidates.filter { !starting[$0] })
     }
 
-    /// Puts the module at `index` on standby.
-    func standBy(_ index: Int) {
-        move(index) { lifecycle in
-            switch lifecycle {
-            case .validated(let validated): .standby(validated.standBy())
-            case .deactivated(let deactivated): .standby(deactivated.standBy())
-            case .blocked(let blocked): .standby(blocked.unblock().standBy())
-            case .discovered, .authorized, .standby, .active, .failed: nil
+    /// Puts the modules at `positions` on standby, listing their contributions in one change: each starts its
+    /// module when the host builds its content (a tab shows without it).
+    func standBy(_ positions: [Int]) {
+        var listed: [(module: ModuleID, contributions: [(ContributionDeclaration, any Sendable)])] = []
+        for index in positions {
+            if case .standby = records[index].lifecycle { continue }
+            move(index) { lifecycle in
+                switch lifecycle {
+                case .validated(let validated): .standby(validated.standBy())
+                case .deactivated(let deactivated): .standby(deactivated.standBy())
+                case .blocked(let blocked): .standby(blocked.unblock().standBy())
+                case .discovered, .authorized, .standby, .active, .failed: nil
+                }
             }
+            guard case .standby = records[index].lifecycle, !graph.nodes[index].contributions.isEmpty else { continue }
+            listed.append(standbyContributions(of: index))
         }
+        contributionStore.replace(listed)
     }
 
-    /// Tells the hubs that the module at `index` entered or left standby: on standby its contributions are listed,
-    /// each starting the module when the host builds its content (a tab shows without it), and links to it start
-    /// it. Once it leaves standby for anything but starting, they go.
+    /// The contributions of the module at `index` as they are listed while it waits on standby.
+    private func standbyContributions(
+        of index: Int
+    ) -> (module: ModuleID, contributions: [(ContributionDeclaration, any Sendable)]) {
+        let id = graph.nodes[index].id
+        let host = self.host
+        let store = contributionStore
+        return (
+            id,
+            graph.nodes[index].contributions.map { declaration in
+                let use = "the content of \(declaration.id) in \(declaration.point.id)"
+                let contribution = declaration.bindStandby(id, host) { [weak self] in
+                    guard let self else { throw KernelError(.shutDown, "The kernel was shut down.") }
+                    try await startForUse(id, use)
+                    guard let live = store.contribution(of: id, point: declaration.point.id, id: declaration.id)
+                    else {
+                        throw ModuleUnavailableError(
+                            .notStarted, module: id, message: "\(id) started, then stopped before \(use).")
+                    }
+                    return live
+                }
+                return (declaration, contribution)
+            }
+        )
+    }
+
+    /// Tells the router and the event hub that the module at `index` entered or left standby (links to it and
+    /// events it subscribes to start it); once it leaves standby for anything but starting, its contributions go.
     func standbyChanged(_ index: Int, from: ModuleState, to: ModuleState) {
         let id = graph.nodes[index].id
         let subscribed = graph.nodes[index].registrar.interactions.subscribed
         if to == .standby {
-            let host = self.host
-            let store = contributionStore
-            contributionStore.replace(
-                id,
-                graph.nodes[index].contributions.map { declaration in
-                    let use = "the content of \(declaration.id) in \(declaration.point.id)"
-                    let contribution = declaration.bindStandby(id, host) { [weak self] in
-                        guard let self else { throw KernelError(.shutDown, "The kernel was shut down.") }
-                        try await startForUse(id, use)
-                        guard let live = store.contribution(of: id, point: declaration.point.id, id: declaration.id)
-                        else {
-                            throw ModuleUnavailableError(
-                                .notStarted, module: id, message: "\(id) started, then stopped before \(use).")
-                        }
-                        return live
-                    }
-                    return (declaration, contribution)
-                })
             deeplinkRouter.setStandby(id, true)
             eventHub.standbySubscribers.set(id, subscribingTo: subscribed, isOnStandby: true)
         } else if from == .standby {
@@ -112,15 +127,20 @@ extension ModuleGraph {
     /// // ["a link to team", "the content of sports.scores in mosaic.dashboard-widgets", …]
     /// ```
     public func startTriggers(of id: ModuleID) -> [String] {
-        guard let index = position[id], nodes[index].registrar.activation == .onDemand else { return [] }
-        return startTriggers(of: index)
+        position[id].map(startTriggers(of:)) ?? []
     }
 
-    /// Says what starts each on-demand module: a note, or a warning when nothing in the app does.
+    /// What starts the module at `index` when it waits on standby: empty for a module that starts at boot.
+    func startTriggers(of index: Int) -> [String] {
+        onDemandTriggers[index] ?? []
+    }
+
+    /// Finds what starts each on-demand module, and says it: a note, or a warning when nothing in the app does.
     mutating func noteOnDemandModules() {
         for index in nodes.indices where nodes[index].registrar.activation == .onDemand {
             let id = nodes[index].id
-            let triggers = startTriggers(of: index)
+            let triggers = findStartTriggers(of: index)
+            onDemandTriggers[index] = triggers
             if triggers.isEmpty {
                 report(
                     .startsOnDemand, .warning, [id],
@@ -138,7 +158,7 @@ extension ModuleGraph {
     }
 
     /// The uses that start the module at `index` when it waits on standby, in words.
-    func startTriggers(of index: Int) -> [String] {
+    private func findStartTriggers(of index: Int) -> [String] {
         let node = nodes[index]
         var triggers = node.registrar.deeplinks.map { "a link to \($0.feature)\($0.action.map { "/\($0)" } ?? "")" }
         triggers += node.contributions.filter(\.startsModule).map { "the content of \($0.id) in \($0.point.id)" }

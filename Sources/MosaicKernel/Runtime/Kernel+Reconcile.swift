@@ -21,7 +21,7 @@ extension Kernel {
         let (starting, standby) = startingNow(verdicts)
         planning.attributes.set(SpanKey.modules, value: .int64(Int64(starting.count)))
         planning.end()
-        for index in standby { standBy(index) }
+        standBy(standby)
         await activate(starting)
         if failures.count != failuresBefore {
             verdicts = currentVerdicts()
