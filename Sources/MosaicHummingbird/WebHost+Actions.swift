@@ -65,7 +65,7 @@ extension WebHost {
             let route: WebRoute
             do {
                 route = try await contribution.content()
-            } catch is ModuleUnavailableError {
+            } catch let error as ModuleUnavailableError where error.code == .deactivating {
                 // Its module is deactivating: its routes are gone, whichever was asked for.
                 continue
             } catch {

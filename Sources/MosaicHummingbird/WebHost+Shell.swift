@@ -91,7 +91,7 @@ extension WebHost {
                     let item: NavigationItem
                     do {
                         item = try await contribution.content()
-                    } catch is ModuleUnavailableError {
+                    } catch let error as ModuleUnavailableError where error.code == .deactivating {
                         RenderOutcome.markFailed()
                         return ""
                     } catch {
@@ -122,7 +122,7 @@ extension WebHost {
                 content = try await rendered("panel|\(point.id)|\(contribution.module)|\(contribution.id)") {
                     HTML.render(try await contribution.content(), scheme: scheme)
                 }
-            } catch is ModuleUnavailableError {
+            } catch let error as ModuleUnavailableError where error.code == .deactivating {
                 RenderOutcome.markFailed()
                 continue
             } catch {

@@ -62,9 +62,10 @@ struct NoteModule: Module {
 func ghostWeb(
     _ extra: [any Module.Type] = [], options: WebHostOptions = .init(),
     logger: Logger = Logger(label: "test.web") { _ in SwiftLogNoOpLogHandler() },
-    configuration: [any ConfigProvider] = []
+    configuration: [any ConfigProvider] = [], startsOnDemandModules: Bool = true
 ) async throws -> (TestApp, WebHost) {
     var harness = ghostHarness(extra)
+    harness.startsOnDemandModules = startsOnDemandModules
     harness.options.configurationProviders = configuration
     harness.extensionPoints = WebHost.extensionPoints
     harness.options.deeplinkRules = DeeplinkRules(allowedSchemes: ["ghost"])
@@ -218,6 +219,28 @@ struct WebHostTests {
             #expect(page.status == 400, "\(uri): \(page.body)")
             #expect(page.body.contains(message), "\(uri): \(page.body)")
             #expect(app.sharedState[.favouriteCity] == "Chicago")
+        }
+    }
+
+    @Test(
+        "Art and Sports wait on standby, /modules says what starts them, and the dashboard's first render starts both")
+    func onDemandModules() async throws {
+        let (app, web) = try await ghostWeb(startsOnDemandModules: false)
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
+            let modules = try await client.get("/modules")
+            #expect(modules.body.components(separatedBy: "data-state=\"standby\"").count - 1 == 2)
+            #expect(modules.body.contains("starts on: a link to sports/team"))
+            let settings = try await client.get("/settings")
+            #expect(settings.body.contains("data-item=\"sports\""), "their tabs show without starting them")
+            #expect(await app.state(of: "com.ghost.sports") == .standby)
+            let dashboard = try await client.get("/dashboard")
+            #expect(dashboard.status == 200)
+            #expect(
+                dashboard.body.contains("data-id=\"sports.scores\"") && dashboard.body.contains("data-id=\"art.daily\"")
+            )
+            #expect(!dashboard.body.contains("could not be built"))
+            await app.expect("com.ghost.sports", .active)
+            await app.expect("com.ghost.art", .active)
         }
     }
 

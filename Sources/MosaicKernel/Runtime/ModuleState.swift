@@ -12,7 +12,7 @@ public import Mosaic
 /// `failed` means the module itself cannot run (invalid, incompatible, in a cycle, threw or hung while activating)
 /// and stays so until it is uninstalled. `blocked` means something outside it keeps it down (an entitlement, a
 /// dependency) and lifts when that changes. `standby` is an on-demand module that may run and waits for its first
-/// use (``ModuleRegistrar/Activation-swift.enum/onDemand``).
+/// use (`module.activation = .onDemand`).
 public enum ModuleState: Sendable, Hashable, CustomStringConvertible {
     /// Listed or found; nothing checked yet.
     case discovered
