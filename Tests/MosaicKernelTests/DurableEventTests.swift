@@ -227,7 +227,7 @@ final class Handled: Sendable {
             handled.record($0)
         }
         let shop = try #require(contexts["com.app.shop"])
-        let stock = StateKey("com.app.stock", initial: 10)
+        let stock = StateKey<Int>.stock
         try await shop.state.transaction { transaction in
             transaction.update(stock) { $0 -= 1 }
             transaction.publish(OrderPlaced(order: 1))

@@ -15,7 +15,12 @@ final class Contexts: Sendable {
 
 /// A module that hands its activation context to `contexts`.
 func eventModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], contexts: Contexts) -> ModuleFactory {
-    serviceModule(id, entitlements: entitlements, onActivate: { contexts.keep($0) }, register: { _ in })
+    serviceModule(
+        id, entitlements: entitlements, onActivate: { contexts.keep($0) },
+        register: { module in
+            for key in [StateKey<Int>.counter, .weatherOnly, .stock] { module.writes(key) }
+            module.writes(.preferences)
+        })
 }
 
 /// A booted kernel running one event module, `com.app.weather`, with the module's context and ledger.

@@ -49,6 +49,7 @@ func ledgerModule(
                 module.services.singleton(.forecast) { CountedForecast(census) }
                 module.services.cached(.clock) { CountedForecast(census) }
             }
+            module.writes(.counter)
             module.contribute(to: .dashboardWidgets, id: "weather", title: "Weather") { Panel(.text("weather")) }
             module.handle(CityRoute.self) { route, _ in
                 started?.add("handler \(route.name)")

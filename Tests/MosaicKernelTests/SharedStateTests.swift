@@ -27,6 +27,7 @@ extension StateKey where Value == Preferences {
 extension StateKey where Value == Int {
     static var counter: Self { StateKey("com.app.counter", initial: 0) }
     static var weatherOnly: Self { StateKey("com.app.weather-only", initial: 0, writers: ["com.app.weather"]) }
+    static var stock: Self { StateKey("com.app.stock", initial: 10) }
 }
 
 /// A fresh, empty directory for one test.
@@ -83,6 +84,25 @@ func temporaryDirectory() throws -> String {
         }
         #expect(error?.message == "com.app.sports may not write com.app.weather-only; only com.app.weather may.")
         #expect(kernel.sharedState[.weatherOnly] == 3)
+        await kernel.shutdown()
+    }
+
+    @Test("a module writes only the keys it declared: an undeclared write or transaction is refused, naming the fix")
+    func undeclaredWrites() async throws {
+        let contexts = Contexts()
+        let kernel = makeKernel([
+            serviceModule("com.app.quiet", onActivate: { contexts.keep($0) }) { $0.reads(.counter) }
+        ])
+        try await kernel.boot()
+        let quiet = try #require(contexts["com.app.quiet"])
+        let error = await #expect(throws: StateError.self) { try await quiet.state.set(.counter, to: 1) }
+        #expect(error?.code == .notAllowed)
+        #expect(error?.message.contains("module.writes(key)") == true, "\(String(describing: error))")
+        let refused = await #expect(throws: StateError.self) {
+            try await quiet.state.transaction { $0.set(.counter, to: 2) }
+        }
+        #expect(refused?.code == .notAllowed)
+        #expect(kernel.sharedState[.counter] == 0, "nothing was written")
         await kernel.shutdown()
     }
 

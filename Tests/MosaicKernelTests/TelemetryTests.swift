@@ -337,6 +337,7 @@ extension TestMetrics {
         let kernel = makeKernel(
             [
                 serviceModule("com.app.reader") { module in
+                    module.writes(.persistedNote)
                     module.participate(in: .launch) { context in
                         _ = try? context.services.resolve(.clock)
                         try await context.state.set(.persistedNote, to: "saved")

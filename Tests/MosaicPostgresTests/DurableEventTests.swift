@@ -59,9 +59,9 @@ struct DurableInstance {
         options.durableEvents = durable
         let shop = Mutex<ActivationContext?>(nil)
         var factories = [
-            ModuleFactory(manifest: Manifest(id: "com.test.shop", version: "1.0.0")) {
-                ClosureModule { context in shop.withLock { $0 = context } }
-            }
+            ModuleFactory(
+                manifest: Manifest(id: "com.test.shop", version: "1.0.0"), register: { $0.writes(.counter) }
+            ) { ClosureModule { context in shop.withLock { $0 = context } } }
         ]
         if let handle {
             factories.append(

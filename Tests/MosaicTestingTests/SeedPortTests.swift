@@ -157,6 +157,7 @@ struct GreetingModule: Module {
 struct CollectorModule: Module {
     static let manifest = Manifest(id: "com.test.collector", version: "1.0.0")
     static func register(in module: inout ModuleRegistrar) {
+        module.writes(.collectedGreetings)
         module.participate(in: .launch) { context in
             try await context.state.set(.collectedGreetings, to: try await context.contributions.values(of: .greetings))
         }

@@ -4,7 +4,8 @@ public struct StateError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// The handle is not bound to a kernel (a module value made outside one).
         case notRunning = "not-running"
-        /// The writer may not write the key: the key names other writers.
+        /// The writer may not write the key: the key names other writers, or the module did not declare that it
+        /// writes it (`module.writes(key)`).
         case notAllowed = "not-allowed"
         /// The writing module is not active: its right to write ended when it deactivated.
         case inactive

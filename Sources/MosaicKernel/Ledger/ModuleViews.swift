@@ -7,6 +7,8 @@ internal import Mosaic
 struct ModuleStateStore: StateStore {
     let hub: StateHub
     let ledger: ModuleLedger
+    /// The keys the module declared it writes (`module.writes`): the only ones it may write.
+    let declaredWrites: Set<String>
 
     func read<Value>(_ key: StateKey<Value>) -> Value {
         hub.read(key)
@@ -26,6 +28,7 @@ struct ModuleStateStore: StateStore {
                     + "withdrawn when it deactivated. Write from code that runs while it is active (activate, its "
                     + "handlers, context.task).")
         }
+        try checkDeclared(key.id, by: writer)
         try await hub.write(key, as: writer, update)
     }
 
@@ -39,7 +42,18 @@ struct ModuleStateStore: StateStore {
                 .inactive,
                 "\(writer) is not active, so it may no longer write shared state or publish; nothing was written.")
         }
+        for write in transaction.writes { try checkDeclared(write.id, by: writer) }
         try await hub.commit(transaction, as: writer)
+    }
+
+    /// Refuses a write of key `id` the module did not declare: what it writes is part of its contract, checked
+    /// before anything runs and shown on its canvas.
+    private func checkDeclared(_ id: String, by writer: ModuleID) throws {
+        guard !declaredWrites.contains(id) else { return }
+        throw StateError(
+            .notAllowed,
+            "\(writer) did not declare that it writes \(id), so the write was refused; nothing was written. Declare "
+                + "it in register(in:): module.writes(key).")
     }
 }
 

@@ -123,6 +123,7 @@ extension Kernel {
         let table = serviceRuntime.table
         // The persisted keys the module declares are loaded before it runs, so that its reads never wait.
         let stateKeys = graph.nodes[index].registrar.interactions.stateKeys
+        let declaredWrites = Set(graph.nodes[index].registrar.interactions.written)
         // The job grants the module its services and the right to publish, and makes its context, on its worker:
         // the kernel's actor starts and finishes every module in turn, and this was half its work per module. Should
         // the ledger be closed already (the kernel gave up on the job), what the job grants is taken back at once.
@@ -137,7 +138,8 @@ extension Kernel {
                 id: id, version: version, shared: contextShared, services: services,
                 contributions: Contributions(ModuleContributionSource(store: weakContributionStore, ledger: ledger)),
                 events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services), module: id),
-                state: SharedState(store: ModuleStateStore(hub: stateHub, ledger: ledger), module: id),
+                state: SharedState(
+                    store: ModuleStateStore(hub: stateHub, ledger: ledger, declaredWrites: declaredWrites), module: id),
                 ledger: ledger,
                 configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger))
             )
