@@ -60,8 +60,8 @@ struct DurableInstance {
         let shop = Mutex<ActivationContext?>(nil)
         var factories = [
             ModuleFactory(
-                manifest: Manifest(id: "com.test.shop", version: "1.0.0"), register: { $0.writes(.counter) }
-            ) { ClosureModule { context in shop.withLock { $0 = context } } }
+                manifest: Manifest(id: "com.test.shop", version: "1.0.0"), register: { $0.writes(.counter) },
+                make: { ClosureModule { context in shop.withLock { $0 = context } } })
         ]
         if let handle {
             factories.append(
