@@ -35,11 +35,18 @@ final class StandbySubscribers: Sendable {
         }
     }
 
-    /// Starts the modules on standby that subscribe to `Event`, without waiting for them.
+    /// Starts the modules on standby that subscribe to `Event`, without waiting for them. Each is started once: it
+    /// leaves the type's list here, so that a burst of events does not queue a start per event.
     func start<Event>(for _: Event.Type) {
         guard isWaiting.load(ordering: .relaxed) else { return }
         let name = qualifiedTypeName(Event.self)
-        let (modules, starter) = state.withLock { ($0.modules[name] ?? [], $0.starter) }
+        let (modules, starter) = state.withLock { state in
+            defer {
+                if state.starter != nil { state.modules[name] = nil }
+                isWaiting.store(!state.modules.isEmpty, ordering: .relaxed)
+            }
+            return (state.modules[name] ?? [], state.starter)
+        }
         guard let starter, !modules.isEmpty else { return }
         for module in modules {
             Task { await starter(module, "an event \(name)") }
