@@ -63,7 +63,13 @@ public struct Validate<Host: CommandableHost>: ParsableCommand, Sendable {
                 host.catalog, host: host.environment, entitlements: .granted(granted), services: host.services,
                 standard: host.standard, extensionPoints: host.extensionPoints)
             + Kernel.configurationDiagnostics(of: host.graph, from: host.options.configurationProviders)
-        return DiagnosticsOutput.render(diagnostics, json: format == .json, strict: strict)
+        let (text, failed) = DiagnosticsOutput.render(diagnostics, json: format == .json, strict: strict)
+        let onDemand = host.graph.ids.compactMap { id -> String? in
+            let triggers = host.graph.startTriggers(of: id)
+            return triggers.isEmpty ? nil : "\(id) starts on demand, on: \(triggers.joined(separator: "; "))."
+        }
+        guard format == .text, !onDemand.isEmpty else { return (text, failed) }
+        return ((onDemand + [text]).joined(separator: "\n"), failed)
     }
 }
 

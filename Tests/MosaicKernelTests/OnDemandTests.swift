@@ -42,6 +42,17 @@ func onDemandModule(
         await kernel.shutdown()
     }
 
+    @Test("an on-demand module that nothing in the app starts is a warning, naming the fix")
+    func unstartableIsWarned() {
+        let diagnostics = Kernel.validate(
+            catalog([serviceModule("com.app.idle") { $0.activation = .onDemand }]), host: testHost)
+        let warning = diagnostics.first { $0.code == .startsOnDemand }
+        #expect(warning?.severity == .warning)
+        #expect(warning?.fix.contains("Kernel.start(_:)") == true)
+        let started = Kernel.validate(catalog([onDemandModule(log: EventLog())]), host: testHost)
+        #expect(!started.contains { $0.code == .startsOnDemand }, "a module a link starts is fine")
+    }
+
     @Test("a link it handles starts it, and the link is handled by it")
     func linkStartsIt() async throws {
         let log = EventLog()

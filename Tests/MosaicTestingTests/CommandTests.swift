@@ -149,7 +149,9 @@ enum SuppliedCommandHost: CommandableHost {
     func ghostIsClean() async throws {
         let (text, failed) = try Validate<GhostCommandHost>.parse([]).output()
         #expect(!failed, "\(text)")
-        #expect(text.contains("0 error(s)"))
+        #expect(text.contains("0 error(s), 0 warning(s)"))
+        #expect(
+            text.contains("com.ghost.sports starts on demand, on: a link to sports/team; the content of sports.scores"))
         let run = try await runToEnd(try ghostExecutable(), ["validate"])
         #expect(run.status == 0, "\(run.output)")
     }

@@ -204,7 +204,7 @@ extension Diagnostic {
         public static let sharedPolicyUnavailable: Code = "authorization.shared-policy-unavailable"
 
         // Activation
-        /// A module starts on demand: the note says what starts it; a warning when nothing in the app does.
+        /// A module starts on demand, and nothing in the app starts it.
         public static let startsOnDemand: Code = "activation.on-demand"
 
         // Runtime

@@ -57,8 +57,6 @@ public struct ModuleGraph: Sendable {
     var servicePositions: [AnyServiceKey: Int] = [:]
     /// The host's extension points by identifier.
     var points: [String: AnyExtensionPoint] = [:]
-    /// What starts each on-demand module, by position, in words (see ``startTriggers(of:)-(ModuleID)``).
-    var onDemandTriggers: [Int: [String]] = [:]
     /// The module that handles each feature and action.
     var deeplinkOwners: [DeeplinkRouter.RouteKey: ModuleID] = [:]
     /// ``activationOrder`` cut into levels: a module's level is one more than its deepest dependency's, so the
@@ -89,7 +87,7 @@ public struct ModuleGraph: Sendable {
             findCycles()
             plan()
         }
-        noteOnDemandModules()
+        warnAboutUnstartableModules()
     }
 
     /// The identifiers in catalog order.

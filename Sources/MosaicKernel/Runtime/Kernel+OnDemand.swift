@@ -124,46 +124,41 @@ extension ModuleGraph {
     ///
     /// ```swift
     /// graph.startTriggers(of: "com.ghost.sports")
-    /// // ["a link to team", "the content of sports.scores in mosaic.dashboard-widgets", …]
+    /// // ["a link to sports/team", "the content of sports.scores in mosaic.dashboard-widgets", …]
     /// ```
     public func startTriggers(of id: ModuleID) -> [String] {
-        position[id].map(startTriggers(of:)) ?? []
-    }
-
-    /// What starts the module at `index` when it waits on standby: empty for a module that starts at boot.
-    func startTriggers(of index: Int) -> [String] {
-        onDemandTriggers[index] ?? []
-    }
-
-    /// Finds what starts each on-demand module, and says it: a note, or a warning when nothing in the app does.
-    mutating func noteOnDemandModules() {
-        for index in nodes.indices where nodes[index].registrar.activation == .onDemand {
-            let id = nodes[index].id
-            let triggers = findStartTriggers(of: index)
-            onDemandTriggers[index] = triggers
-            if triggers.isEmpty {
-                report(
-                    .startsOnDemand, .warning, [id],
-                    "\(id) starts on demand, but nothing in the app starts it: it handles no link, contributes no "
-                        + "content, subscribes to no event and no module requires it.",
-                    fix: "Start it with Kernel.start(_:) from the host, or let it start at boot (remove "
-                        + "module.activation = .onDemand).")
-            } else {
-                report(
-                    .startsOnDemand, .note, [id],
-                    "\(id) starts on demand, on: \(triggers.joined(separator: "; ")).",
-                    fix: "Nothing to fix; remove module.activation = .onDemand to start it at boot instead.")
-            }
-        }
+        guard let index = position[id], nodes[index].registrar.activation == .onDemand else { return [] }
+        return startTriggers(of: index)
     }
 
     /// The uses that start the module at `index` when it waits on standby, in words.
-    private func findStartTriggers(of index: Int) -> [String] {
+    func startTriggers(of index: Int) -> [String] {
         let node = nodes[index]
         var triggers = node.registrar.deeplinks.map { "a link to \($0.feature)\($0.action.map { "/\($0)" } ?? "")" }
         triggers += node.contributions.filter(\.startsModule).map { "the content of \($0.id) in \($0.point.id)" }
         triggers += node.registrar.interactions.subscribed.map { "an event \($0)" }
         triggers += dependents[index].filter { required[$0].contains(index) }.map { "\(nodes[$0].id) starting" }
         return triggers
+    }
+
+    /// Warns about each on-demand module that nothing in the app starts.
+    mutating func warnAboutUnstartableModules() {
+        for index in nodes.indices where nodes[index].registrar.activation == .onDemand && !isStartable(index) {
+            let id = nodes[index].id
+            report(
+                .startsOnDemand, .warning, [id],
+                "\(id) starts on demand, but nothing in the app starts it: it handles no link, contributes no content, "
+                    + "subscribes to no event and no module requires it.",
+                fix: "Start it with Kernel.start(_:) from the host, or let it start at boot (remove "
+                    + "module.activation = .onDemand).")
+        }
+    }
+
+    /// Whether anything in the app starts the module at `index` when it waits on standby.
+    private func isStartable(_ index: Int) -> Bool {
+        let node = nodes[index]
+        return !node.registrar.deeplinks.isEmpty || node.contributions.contains(where: \.startsModule)
+            || !node.registrar.interactions.subscribed.isEmpty
+            || dependents[index].contains { required[$0].contains(index) }
     }
 }
