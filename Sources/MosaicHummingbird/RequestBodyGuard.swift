@@ -1,13 +1,16 @@
 internal import HTTPTypes
 internal import NIOCore
+internal import NIOHTTP1
 internal import NIOHTTPTypes
 
-/// Guards each connection's request bodies, below the router, where a refusal can close the connection without
-/// reading what the client still sends (Hummingbird would read a refused request's body to its end):
+/// Guards each connection's requests below the router, where a refusal can close the connection without reading
+/// what the client still sends (Hummingbird would read a refused request's body to its end):
 ///
 /// - a `GET`, `HEAD` or `OPTIONS` that announces a body is answered 400 at once, never passed on;
 /// - a body arriving slower than ``WebHostOptions/minimumBodyRate`` on average, once
-///   ``WebHostOptions/bodyGracePeriod`` has passed since its head, is answered 408.
+///   ``WebHostOptions/bodyGracePeriod`` has passed since its head, is answered 408;
+/// - a request the HTTP parser refuses is answered 431 when its head is over the parser's limits (80 KB in all,
+///   or 1,000 fields), else 400, instead of Hummingbird's bare 400 without the security headers.
 ///
 /// Either way the connection is closed. Hummingbird's idle limit cannot do this: every byte resets it.
 final class RequestBodyGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -59,6 +62,19 @@ final class RequestBodyGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError else { return context.fireErrorCaught(error) }
+        guard !refused else { return }
+        if case .headerOverflow = parserError {
+            refuse(
+                context, .requestHeaderFieldsTooLarge,
+                "The request's head is larger than the server reads (80 KB, 1,000 fields); send fewer or shorter "
+                    + "header fields.")
+        } else {
+            refuse(context, .badRequest, "The request is not valid HTTP/1.1 (\(parserError)).")
+        }
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
         check?.cancel()
     }
@@ -92,22 +108,11 @@ final class RequestBodyGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Answers `status` with a short text and the security headers, then closes the connection.
+    /// Answers `status` with `message` and closes the connection.
     private func refuse(_ context: ChannelHandlerContext, _ status: HTTPResponse.Status, _ message: String) {
         refused = true
         bodyStarted = nil
         check?.cancel()
-        let body = ByteBuffer(string: message + "\n")
-        var fields = HTTPFields()
-        fields[.contentType] = "text/plain; charset=utf-8"
-        fields[.contentLength] = "\(body.readableBytes)"
-        fields[.connection] = "close"
-        for (name, value) in WebHost.securityHeaders {
-            if let field = HTTPField.Name(name) { fields[field] = value }
-        }
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        context.refuse(status, message)
     }
 }

@@ -14,8 +14,13 @@ public struct WebHostOptions: Sendable, Hashable {
     /// How long a connection may send nothing (between requests, or in the middle of a request's head) before the
     /// server closes it.
     public var idleTimeout: Duration
-    /// The most connections served at once; further clients wait in the listen backlog until one closes.
+    /// The most connections served at once; a connection beyond it is answered 503 with `Retry-After` and closed
+    /// at once (and beyond twice as many, the server stops accepting until one closes).
     public var maximumConnections: Int
+    /// The most connections served at once for one client address; a connection beyond it is answered 503 and
+    /// closed at once, so that one client cannot hold every place. Behind a proxy every client has the proxy's
+    /// address: set it to ``maximumConnections`` there, and limit clients in the proxy.
+    public var maximumConnectionsPerClient: Int
     /// The slowest a request body may arrive, in bytes per second on average since its head, once
     /// ``bodyGracePeriod`` has passed; a slower one is answered 408 and its connection closed, so that clients
     /// dripping bodies cannot hold the connections.
@@ -32,13 +37,15 @@ public struct WebHostOptions: Sendable, Hashable {
     public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
     /// Options; the defaults serve on loopback with 16 KB bodies arriving at 240 bytes/s at least after 5 s, 100
-    /// header fields of at most 16 KB each, a 30-second idle timeout, 512 connections and no operator key. Host
-    /// names are lowercased.
+    /// header fields of at most 16 KB each, a 30-second idle timeout, 512 connections (128 per client address) and
+    /// no operator key. Host names are lowercased.
     public init(
         allowedHosts: Set<String> = Self.loopbackHosts, maximumBodySize: Int = 16_384, maximumHeaderCount: Int = 100,
         idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: String? = nil,
-        maximumHeaderLineSize: Int = 16_384, minimumBodyRate: Int = 240, bodyGracePeriod: Duration = .seconds(5)
+        maximumHeaderLineSize: Int = 16_384, minimumBodyRate: Int = 240, bodyGracePeriod: Duration = .seconds(5),
+        maximumConnectionsPerClient: Int = 128
     ) {
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.minimumBodyRate = minimumBodyRate
         self.bodyGracePeriod = bodyGracePeriod
         self.maximumHeaderLineSize = maximumHeaderLineSize

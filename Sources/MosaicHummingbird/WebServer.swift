@@ -14,7 +14,8 @@ package import UnixSignals
 ///
 /// The server keeps ``WebHost/options``: connections idle for ``WebHostOptions/idleTimeout`` (including one that
 /// sends part of a request and then nothing) are closed, and at most ``WebHostOptions/maximumConnections`` are
-/// served at once.
+/// served at once, ``WebHostOptions/maximumConnectionsPerClient`` of them for one client address; a connection over
+/// either limit is answered 503 at once and closed.
 public enum WebServer {
     /// Runs until a signal (or cancellation). `onRunning` gets the port bound, which differs from `port` when
     /// that is 0 (any free port).
@@ -41,19 +42,23 @@ public enum WebServer {
         onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in },
         onAdminRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> ServiceGroup {
-        let idleTimeout = TimeAmount(clamping: host.options.idleTimeout)
+        let options = host.options
+        let counts = ConnectionCounts(
+            maximum: options.maximumConnections, maximumPerClient: options.maximumConnectionsPerClient)
         let application = Application(
             router: host.router(servedOn: WebHost.Exposure(address: address)),
             server: .http1(
                 configuration: HTTP1Channel.Configuration(
                     additionalChannelHandlers: [
-                        RequestBodyGuard(
-                            minimumRate: host.options.minimumBodyRate, grace: host.options.bodyGracePeriod)
-                    ], idleTimeout: idleTimeout)),
+                        ConnectionGate(counts),
+                        RequestBodyGuard(minimumRate: options.minimumBodyRate, grace: options.bodyGracePeriod),
+                    ], idleTimeout: TimeAmount(clamping: options.idleTimeout))),
             configuration: ApplicationConfiguration(
                 address: .hostname(address, port: port), serverName: "Mosaic",
+                // Connections over the limits are accepted only to be answered 503 and closed within a second;
+                // beyond twice the limit the server stops accepting (the sockets the process may open are finite).
                 availableConnectionsDelegate: MaximumAvailableConnections(
-                    host.options.maximumConnections, logger: logger)),
+                    options.maximumConnections.multipliedReportingOverflow(by: 2).partialValue, logger: logger)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
         // A service group shuts its services down in reverse order, each after the one after it has finished:

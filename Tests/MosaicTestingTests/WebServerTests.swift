@@ -15,9 +15,13 @@ import Testing
 
 /// Raw HTTP/1.1 over a socket, for what a well-behaved client never sends.
 enum RawHTTP {
-    static func connect(port: Int) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
-        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port) {
-            channel in
+    /// A connection to the server on loopback, from `source` (any loopback address: 127.0.0.2 is another client).
+    static func connect(port: Int, from source: String = "127.0.0.1") async throws -> NIOAsyncChannel<
+        ByteBuffer, ByteBuffer
+    > {
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(to: try SocketAddress(ipAddress: source, port: 0))
+        return try await bootstrap.connect(host: "127.0.0.1", port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
@@ -25,8 +29,8 @@ enum RawHTTP {
     }
 
     /// Sends `text` and returns everything the server sends until it closes the connection.
-    static func exchange(port: Int, _ text: String) async throws -> String {
-        try await connect(port: port).executeThenClose { inbound, outbound in
+    static func exchange(port: Int, from source: String = "127.0.0.1", _ text: String) async throws -> String {
+        try await connect(port: port, from: source).executeThenClose { inbound, outbound in
             try await outbound.write(ByteBuffer(string: text))
             var received = ""
             for try await buffer in inbound { received += String(buffer: buffer) }
@@ -35,8 +39,24 @@ enum RawHTTP {
     }
 
     /// A GET that closes the connection after its answer.
-    static func get(port: Int, _ path: String, host: String = "localhost") async throws -> String {
-        try await exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+    static func get(
+        port: Int, _ path: String, host: String = "localhost", from source: String = "127.0.0.1"
+    ) async throws -> String {
+        try await exchange(
+            port: port, from: source, "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+    }
+
+    /// Runs `body` while a connection from `source` is held open, after one answered request proves the server
+    /// took it.
+    static func holding<Value>(
+        port: Int, from source: String = "127.0.0.1", _ body: () async throws -> Value
+    ) async throws -> Value {
+        try await connect(port: port, from: source).executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(string: "GET /dashboard HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+            var iterator = inbound.makeAsyncIterator()
+            #expect(try await iterator.next().map { String(buffer: $0) }?.hasPrefix("HTTP/1.1 200") == true)
+            return try await body()
+        }
     }
 }
 
@@ -58,13 +78,6 @@ func withServer<Value: Sendable>(
         try await tasks.waitForAll()
         return value
     }
-}
-
-/// Entries in the order they happened, from any task.
-final class Journal: Sendable {
-    private let storage = Mutex<[String]>([])
-    func append(_ entry: String) { storage.withLock { $0.append(entry) } }
-    var entries: [String] { storage.withLock { $0 } }
 }
 
 /// A route that waits at a gate, and a module that records when it deactivates.
@@ -131,39 +144,39 @@ struct WebServerTests {
         }
     }
 
-    @Test("over the connection limit a client waits until a connection closes")
+    @Test("over the connection limit a client is answered 503 at once, and served once a connection closes")
     func connectionLimit() async throws {
         // The idle timeout is long: only the client's close of the first connection frees the one place.
         let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeout: .seconds(60), maximumConnections: 1))
-        let order = Journal()
         try await withServer(web) { port, _ in
-            let first = try await RawHTTP.connect(port: port)
-            let second = try await first.executeThenClose { inbound, outbound in
-                // One answered request proves the server took this connection.
-                try await outbound.write(ByteBuffer(string: "GET /dashboard HTTP/1.1\r\nHost: localhost\r\n\r\n"))
-                var iterator = inbound.makeAsyncIterator()
-                #expect(try await iterator.next().map { String(buffer: $0) }?.hasPrefix("HTTP/1.1 200") == true)
-                let second = Task {
-                    let answer = try await RawHTTP.connect(port: port).executeThenClose { inbound, outbound in
-                        try await outbound.write(
-                            ByteBuffer(
-                                string: "GET /dashboard HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"))
-                        order.append("second sent")
-                        var received = ""
-                        for try await buffer in inbound { received += String(buffer: buffer) }
-                        return received
-                    }
-                    order.append(answer.hasPrefix("HTTP/1.1 200") ? "second answered" : answer)
-                }
-                // The second request waits in the server's backlog while this connection stays open; it closes
-                // when this closure returns.
-                while !order.entries.contains("second sent") { await Task.yield() }
-                order.append("first closed")
-                return second
+            let refused = try await RawHTTP.holding(port: port) {
+                try await RawHTTP.get(port: port, "/dashboard", from: "127.0.0.2")
             }
-            try await second.value
+            #expect(refused.hasPrefix("HTTP/1.1 503"), "\(refused.prefix(300))")
+            #expect(refused.contains("Retry-After: 1"))
+            #expect(refused.contains("as many connections as it serves (1)"))
+            #expect(refused.lowercased().contains("x-frame-options: deny"))
+            // The server frees the place when it sees the close, which the client cannot wait on: it asks again.
+            var answer = ""
+            while !answer.hasPrefix("HTTP/1.1 200") { answer = try await RawHTTP.get(port: port, "/dashboard") }
         }
-        #expect(order.entries == ["second sent", "first closed", "second answered"])
+    }
+
+    @Test("one client address holds at most maximumConnectionsPerClient connections; other clients are still served")
+    func connectionLimitPerClient() async throws {
+        let options = WebHostOptions(idleTimeout: .seconds(60), maximumConnectionsPerClient: 1)
+        let (_, web) = try await ghostWeb(options: options)
+        try await withServer(web) { port, _ in
+            let (same, other) = try await RawHTTP.holding(port: port) {
+                (
+                    try await RawHTTP.get(port: port, "/dashboard"),
+                    try await RawHTTP.get(port: port, "/dashboard", from: "127.0.0.2")
+                )
+            }
+            #expect(same.hasPrefix("HTTP/1.1 503"), "\(same.prefix(300))")
+            #expect(same.contains("as many connections as one client may (1)"))
+            #expect(other.hasPrefix("HTTP/1.1 200"), "\(other.prefix(300))")
+        }
     }
 
     @Test("on shutdown the server refuses new requests and finishes the one in flight before any module deactivates")
@@ -206,6 +219,29 @@ struct WebServerLimitTests {
         #expect(answer.contains("X-Padding header field is 65547 bytes"))
         #expect(answer.lowercased().contains("x-frame-options: deny"))
         #expect(answer.utf8.count < 8_192)
+    }
+
+    @Test("what the HTTP parser refuses is answered with the security headers and a short body: 431, 400")
+    func parserRefusals() async throws {
+        let (_, web) = try await ghostWeb()
+        let (overflow, garbled) = try await withServer(web) { port, _ in
+            (
+                try await RawHTTP.exchange(
+                    port: port,
+                    "GET /dashboard HTTP/1.1\r\nHost: localhost\r\nX-Padding: "
+                        + "\(String(repeating: "x", count: 100_000))\r\n\r\n"),
+                try await RawHTTP.exchange(port: port, "GET /dashboard HTTP/1.1\r\nHost localhost\r\n\r\n")
+            )
+        }
+        // Before, each was a bare 400 with no body and none of the headers.
+        #expect(overflow.hasPrefix("HTTP/1.1 431"), "\(overflow.prefix(300))")
+        #expect(overflow.contains("larger than the server reads"))
+        #expect(garbled.hasPrefix("HTTP/1.1 400"), "\(garbled.prefix(300))")
+        #expect(garbled.contains("not valid HTTP/1.1"))
+        for answer in [overflow, garbled] {
+            #expect(answer.lowercased().contains("x-frame-options: deny"))
+            #expect(answer.lowercased().contains("content-security-policy"))
+        }
     }
 
     @Test("a GET announcing a body is answered 400 at once and closed, without waiting for the body")

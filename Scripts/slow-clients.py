@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""A Ghost server under 600 connections that send request bodies too slowly, checked from outside.
+
+Starts one `ghost` (memory and files, no database), then twice opens 600 connections that each announce a 16 KB body
+and send one byte of it:
+1. all from one client address (127.0.0.1): the client's 128 places fill, and then
+   - a normal client at another address (127.0.0.2) gets `/dashboard` (200) within 1 s;
+   - another connection from the slow client's address is answered 503 within 1 s;
+2. from ten addresses (127.0.0.10-19, 60 each): the server's 512 places fill, and then
+   - a client at a new address is answered 503 within 1 s instead of waiting in the backlog;
+   - once the slow bodies are answered 408 (5 s of grace at less than 240 bytes/s), a normal client gets 200.
+Every slow connection must have been answered (503 at once, or 408 after the grace period). Prints the figures,
+exits non-zero when a check fails. Everything it starts is stopped at the end.
+
+    python3 Scripts/slow-clients.py .build/debug/ghost
+"""
+import os, resource, shutil, socket, subprocess, sys, tempfile, time
+from pgcluster import free_port, get
+
+ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
+if not os.path.exists(ghost):
+    sys.exit(f"needs {ghost} (swift build --product ghost)")
+SLOW = 600
+# 600 client sockets here, as many on the server's side.
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def slow_body(port, source):
+    """A connection from `source` that announces a 16 KB body and sends one byte of it."""
+    connection = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(source, 0))
+    connection.sendall(b"POST /open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded"
+                       b"\r\nContent-Length: 16384\r\n\r\nc")
+    return connection
+
+
+def answer(connection):
+    """The status of what the server sent on `connection` until it closed it (or 30 s passed), or None."""
+    received = b""
+    try:
+        while chunk := connection.recv(65536):
+            received += chunk
+    except OSError:
+        pass
+    connection.close()
+    return int(received.split(b" ")[1]) if received.startswith(b"HTTP/1.1 ") else None
+
+
+def request(port, source):
+    """GET /dashboard from `source`: its status (None when nothing came) and how long the answer took."""
+    started = time.monotonic()
+    connection = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+    connection.sendall(b"GET /dashboard HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    return answer(connection), time.monotonic() - started
+
+
+failures = []
+
+
+def check(condition, message):
+    print(("ok    " if condition else "FAIL  ") + message)
+    if not condition:
+        failures.append(message)
+
+
+def answered(connections):
+    """How many of `connections` were answered with each status."""
+    statuses = {}
+    for connection in connections:
+        status = answer(connection)
+        statuses[status] = statuses.get(status, 0) + 1
+    return statuses
+
+
+root = tempfile.mkdtemp(prefix="mosaic-slow-")
+port, admin = free_port(), free_port()
+log = open(os.path.join(root, "ghost.log"), "w")
+process = subprocess.Popen([ghost, "--port", str(port), "--admin-port", str(admin), "--data-directory", root],
+                           stdout=log, stderr=subprocess.STDOUT)
+try:
+    for _ in range(300):
+        try:
+            if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
+                break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        sys.exit("ghost did not become ready")
+
+    print(f"1. {SLOW} slow bodies from 127.0.0.1")
+    slow = [slow_body(port, "127.0.0.1") for _ in range(SLOW)]
+    status, seconds = request(port, "127.0.0.2")
+    check(status == 200 and seconds < 1, f"a client at 127.0.0.2 gets /dashboard: {status} in {seconds:.3f} s")
+    status, seconds = request(port, "127.0.0.1")
+    check(status == 503 and seconds < 1, f"another connection from 127.0.0.1 is refused: {status} in {seconds:.3f} s")
+    statuses = answered(slow)
+    check(statuses == {503: SLOW - 128, 408: 128}, f"the slow connections were answered: {statuses}")
+
+    print(f"2. {SLOW} slow bodies from 127.0.0.10-19")
+    slow = [slow_body(port, f"127.0.0.{10 + index % 10}") for index in range(SLOW)]
+    status, seconds = request(port, "127.0.0.50")
+    check(status == 503 and seconds < 1, f"a client at 127.0.0.50 is refused at once: {status} in {seconds:.3f} s")
+    statuses = answered(slow)
+    check(statuses == {503: SLOW - 512, 408: 512}, f"the slow connections were answered: {statuses}")
+    status, seconds = request(port, "127.0.0.50")
+    check(status == 200 and seconds < 1, f"then a client at 127.0.0.50 gets /dashboard: {status} in {seconds:.3f} s")
+finally:
+    process.terminate()
+    process.wait(timeout=30)
+    log.close()
+    if failures:
+        print(open(os.path.join(root, "ghost.log")).read()[-3000:])
+    shutil.rmtree(root, ignore_errors=True)
+sys.exit(1 if failures else 0)
