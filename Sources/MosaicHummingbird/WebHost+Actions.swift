@@ -55,25 +55,29 @@ extension WebHost {
         return WebResponse(status: 303, headers: ["Location": "/modules"], body: "")
     }
 
-    /// A module's route under `/api`, or 404 listing the routes there are. A state-changing request reaches a route
-    /// only when `isProvablySameSite` or the route is exempt from the CSRF check. A route factory that throws before
-    /// a route matches answers 500: the failed route might have been the one asked for.
+    /// The module route that declared `method` and `path` under `/api`, or 404. A state-changing request reaches a
+    /// route only when `isProvablySameSite` or the route is exempt from the CSRF check. A route whose services
+    /// cannot be resolved answers 500 for itself only: other routes are matched without building anything.
     func moduleRoute(
         _ method: WebRoute.Method, _ path: String, _ request: WebRequest, isProvablySameSite: Bool
     ) async -> WebResponse {
+        // Matched on what each route declared at registration: only the matching route's handler is built (and
+        // only its module started, when it waits on standby).
         for contribution in kernel.contributions(for: .webRoutes) {
+            guard let declared = WebRoute.declared(by: contribution.metadata), declared.method == method,
+                let parameters = WebRoute.match(declared.path, path)
+            else { continue }
+            if method.isStateChanging, !declared.isExemptFromCSRFCheck, !isProvablySameSite {
+                return .json(Self.jsonError(Self.csrfRefusal), status: 403)
+            }
             let route: WebRoute
             do {
                 route = try await contribution.content()
             } catch let error as ModuleUnavailableError where error.code == .deactivating {
-                // Its module is deactivating: its routes are gone, whichever was asked for.
+                // Its module is deactivating: its routes are gone.
                 continue
             } catch {
-                return faultJSON("A route factory threw", module: contribution.module, error)
-            }
-            guard route.method == method, let parameters = route.match(path) else { continue }
-            if method.isStateChanging, !route.isExemptFromCSRFCheck, !isProvablySameSite {
-                return .json(Self.jsonError(Self.csrfRefusal), status: 403)
+                return faultJSON("A route's services could not be resolved", module: contribution.module, error)
             }
             var request = request
             request.parameters = parameters

@@ -46,7 +46,7 @@ extension WebHost {
             title: "Modules",
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
                 + "<th>Version</th><th>State</th><th>Activation</th><th>Cause</th><th>Phases</th><th>Reason</th></tr></thead><tbody>"
-                + rows.joined() + "</tbody></table>" + (await exemptRoutes())
+                + rows.joined() + "</tbody></table>" + exemptRoutes()
                 + (await configurationSection(report.modules.map(\.id))) + (await undeliveredSection())
                 + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
     }
@@ -77,20 +77,16 @@ extension WebHost {
 
     /// The active modules' routes that accept requests from other sites (exempt from the CSRF check), so that
     /// whoever runs the app sees each one.
-    func exemptRoutes() async -> String {
+    func exemptRoutes() -> String {
         var rows = ""
         for contribution in kernel.contributions(for: .webRoutes) {
-            let module = HTML.escape(contribution.module.rawValue)
-            do {
-                let route = try await contribution.content()
-                guard route.isExemptFromCSRFCheck else { continue }
-                rows +=
-                    "<tr data-exempt-route=\"\(HTML.escape(route.method.rawValue)) /api\(HTML.escape(route.path))\">"
-                    + "<td>\(module)</td><td>\(route.method.rawValue)</td><td>/api\(HTML.escape(route.path))</td></tr>"
-            } catch {
-                let id = logFault("A route factory threw", module: contribution.module, error)
-                rows += "<tr><td>\(module)</td><td colspan=\"2\">route could not be built (error id \(id))</td></tr>"
+            guard let route = WebRoute.declared(by: contribution.metadata), route.isExemptFromCSRFCheck else {
+                continue
             }
+            let path = HTML.escape("/api" + route.path)
+            rows +=
+                "<tr data-exempt-route=\"\(route.method.rawValue) \(path)\"><td>"
+                + "\(HTML.escape(contribution.module.rawValue))</td><td>\(route.method.rawValue)</td><td>\(path)</td></tr>"
         }
         guard !rows.isEmpty else { return "" }
         return "<h2>Routes open to other sites</h2><p>These routes accept state-changing requests without the "

@@ -59,19 +59,22 @@ public struct WebResponse: Sendable, Hashable {
     }
 }
 
-/// A route a module serves while it is active, under the host's `/api` prefix.
+/// A route a module serves while it is active, under the host's `/api` prefix: declared with
+/// `module.route(_:_:exemptFromCSRFCheck:requires:handle:)`.
 ///
 /// ```swift
-/// module.contribute(to: .webRoutes, id: "weather.api", title: "Weather API") { (data: any WeatherData) in
-///     WebRoute(.get, "/weather/:city") { request in .json(try encode(data.weather(in: request.parameters["city"]))) }
+/// module.route(.get, "/weather/:city") { (request: WebRequest, data: any WeatherData) in
+///     .json(try encode(data.weather(in: request.parameters["city"])))
 /// }
 /// ```
 ///
-/// A state-changing route (`POST`, `PUT`, `PATCH`, `DELETE`) is CSRF-checked like the host's own forms: the host
-/// refuses it with 403, before the handler runs, unless the request carries the page's token (a `csrf` form field or
-/// an `X-CSRF-Token` header) or is provably from the host's own pages (`Origin`, `Sec-Fetch-Site`). A route that
-/// serves clients other than browsers opts out with `exemptFromCSRFCheck: true`; the host's Modules page lists
-/// every such route.
+/// The method and path are known when the module registers: the host matches a request against them before it
+/// builds anything, and builds a route's handler (resolving the services it takes) once per activation, at the
+/// first request it matches. A state-changing route (`POST`, `PUT`, `PATCH`, `DELETE`) is CSRF-checked like the
+/// host's own forms: the host refuses it with 403, before the handler runs, unless the request carries the page's
+/// token (a `csrf` form field or an `X-CSRF-Token` header) or is provably from the host's own pages (`Origin`,
+/// `Sec-Fetch-Site`). A route that serves clients other than browsers opts out with `exemptFromCSRFCheck: true`;
+/// the host's Modules page lists every such route.
 public struct WebRoute: Sendable {
     /// The HTTP methods a module route can answer; `HEAD` is answered wherever `GET` is.
     public enum Method: String, Sendable {
@@ -89,6 +92,7 @@ public struct WebRoute: Sendable {
         /// Whether requests with this method change state, and so must prove they come from the host's pages.
         public var isStateChanging: Bool { self != .get }
     }
+
     /// The method the route answers; a request with another method goes on to the next route.
     public let method: Method
     /// The path below `/api`, with `:name` segments that bind parameters.
@@ -100,9 +104,8 @@ public struct WebRoute: Sendable {
     /// throws becomes a 500 with an error id; the host logs the error with the module's id.
     public let handle: @Sendable (WebRequest) async throws -> WebResponse
 
-    /// A route; pass `exemptFromCSRFCheck: true` only for a state-changing route that non-browser clients call.
-    public init(
-        _ method: Method, _ path: String, exemptFromCSRFCheck: Bool = false,
+    package init(
+        _ method: Method, _ path: String, exemptFromCSRFCheck: Bool,
         handle: @escaping @Sendable (WebRequest) async throws -> WebResponse
     ) {
         self.method = method
@@ -114,11 +117,16 @@ public struct WebRoute: Sendable {
     /// The parameters `path` binds in `requestPath`, percent-decoded, or `nil` when it does not match (or a
     /// segment is not valid percent-encoded UTF-8).
     public func match(_ requestPath: String) -> [String: String]? {
-        let pattern = path.split(separator: "/")
+        Self.match(path, requestPath)
+    }
+
+    /// The parameters the route path `pattern` binds in `requestPath`, or `nil` when it does not match.
+    package static func match(_ pattern: String, _ requestPath: String) -> [String: String]? {
+        let expectedParts = pattern.split(separator: "/")
         let parts = requestPath.split(separator: "/")
-        guard pattern.count == parts.count else { return nil }
+        guard expectedParts.count == parts.count else { return nil }
         var parameters: [String: String] = [:]
-        for (expected, part) in zip(pattern, parts) {
+        for (expected, part) in zip(expectedParts, parts) {
             guard let decoded = String(part).removingPercentEncoding else { return nil }
             if expected.hasPrefix(":") {
                 parameters[String(expected.dropFirst())] = decoded
@@ -128,9 +136,28 @@ public struct WebRoute: Sendable {
         }
         return parameters
     }
+
+    /// The route a contribution to ``ExtensionPoint/webRoutes`` declares, read from its metadata before its
+    /// handler is built; `nil` for a contribution not made by `module.route`.
+    package static func declared(by metadata: ContributionMetadata) -> (
+        method: Method, path: String, isExemptFromCSRFCheck: Bool
+    )? {
+        guard let method = metadata.attributes[Attribute.method].flatMap(Method.init(rawValue:)),
+            let path = metadata.attributes[Attribute.path]
+        else { return nil }
+        return (method, path, metadata.attributes[Attribute.exempt] == "true")
+    }
+
+    /// The metadata attributes a route's declaration is kept in.
+    enum Attribute {
+        static let method = "mosaic.web.method"
+        static let path = "mosaic.web.path"
+        static let exempt = "mosaic.web.csrf-exempt"
+    }
 }
 
-/// Work a module wraps around every request while it is active: add a header, time, refuse.
+/// Work a module wraps around every request while it is active (add a header, time, refuse): declared with
+/// `module.middleware(_:priority:handle:)`, its handler built once per activation.
 public struct WebMiddleware: Sendable {
     /// Handles a request: call `next` to go on inward (to the next middleware, then the page or route) or return a
     /// response of your own to stop it. An error it throws stops the request with a 500: the host fails closed,
@@ -138,13 +165,73 @@ public struct WebMiddleware: Sendable {
     public let handle:
         @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws -> WebResponse
 
-    /// Middleware from `handle`, which receives the request and the rest of the chain as `next`.
-    public init(
+    package init(
         _ handle:
             @escaping @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws ->
             WebResponse
     ) {
         self.handle = handle
+    }
+}
+
+extension ModuleRegistrar {
+    /// Serves `method` `path` under the host's `/api` while the module is active: `:name` segments bind
+    /// percent-decoded ``WebRequest/parameters``. `handle` takes the request, then services (any other parameter
+    /// types, declared uses as in every closure a module registers), resolved once per activation when the first
+    /// request matches; it runs as a call of the module.
+    ///
+    /// ```swift
+    /// module.route(.get, "/weather/:city") { (request: WebRequest, data: any WeatherData) in … }
+    /// ```
+    ///
+    /// A handler that throws, or services that cannot be resolved, answer 500 for this route only, with an error id
+    /// the host logs with the module. Pass `exemptFromCSRFCheck: true` only for a state-changing route that
+    /// non-browser clients call (see ``WebRoute``). Two routes with the same method and path, in one module or two,
+    /// are a boot diagnostic (a duplicate contribution).
+    public mutating func route<each Dependency: Sendable>(
+        _ method: WebRoute.Method, _ path: String, exemptFromCSRFCheck: Bool = false,
+        requires entitlement: Entitlement? = nil,
+        handle: @escaping @Sendable (WebRequest, repeat each Dependency) async throws -> WebResponse
+    ) {
+        let path = "/" + path.split(separator: "/").joined(separator: "/")
+        contribute(
+            to: .webRoutes, id: "\(method.rawValue) \(path)",
+            attributes: [
+                WebRoute.Attribute.method: method.rawValue, WebRoute.Attribute.path: path,
+                WebRoute.Attribute.exempt: exemptFromCSRFCheck ? "true" : "false",
+            ], requires: entitlement, standby: nil, keepsContent: true
+        ) { (dependency: repeat each Dependency) in
+            WebRoute(method, path, exemptFromCSRFCheck: exemptFromCSRFCheck) { request in
+                try await handle(request, repeat each dependency)
+            }
+        }
+    }
+
+    /// Wraps every request the host answers while the module is active, outermost first by `priority` (higher
+    /// first): `handle` takes the request and `next` (the rest of the chain; call it to go on inward, or answer
+    /// yourself to stop the request), then services as ``route(_:_:exemptFromCSRFCheck:requires:handle:)`` does.
+    ///
+    /// ```swift
+    /// module.middleware("weather.timing") { request, next in
+    ///     var response = try await next(request)
+    ///     response.headers["X-Served-By"] = "weather"
+    ///     return response
+    /// }
+    /// ```
+    ///
+    /// Middleware fails closed: if it throws, or its services cannot be resolved, the request stops with a 500.
+    public mutating func middleware<each Dependency: Sendable>(
+        _ id: String, priority: Int = 0, requires entitlement: Entitlement? = nil,
+        handle:
+            @escaping @Sendable (
+                WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse, repeat each Dependency
+            ) async throws -> WebResponse
+    ) {
+        contribute(
+            to: .webMiddleware, id: id, priority: priority, requires: entitlement, standby: nil, keepsContent: true
+        ) { (dependency: repeat each Dependency) in
+            WebMiddleware { request, next in try await handle(request, next, repeat each dependency) }
+        }
     }
 }
 

@@ -21,9 +21,7 @@ struct LeavingModule: Module {
         module.contribute(to: .dashboardWidgets, id: "leaving.widget", title: "Leaving widget") {
             Panel(.text("still here"))
         }
-        module.contribute(to: .webRoutes, id: "leaving.api") {
-            WebRoute(.get, "/leaving") { _ in WebResponse(body: "still here") }
-        }
+        module.route(.get, "/leaving") { _ in WebResponse(body: "still here") }
     }
 
     func deactivate() async {

@@ -23,27 +23,19 @@ struct Refusal: Error, CustomStringConvertible {
 struct NotesModule: Module {
     static let manifest = Manifest(id: "com.test.notes", version: "1.0.0")
     static func register(in module: inout ModuleRegistrar) {
-        module.contribute(to: .webRoutes, id: "notes.add", title: "Add a note") {
-            WebRoute(.post, "/notes") { request in
-                Reached.record(form: request.body)
-                return WebResponse(status: 201, body: "noted")
-            }
+        module.route(.post, "/notes") { request in
+            Reached.record(form: request.body)
+            return WebResponse(status: 201, body: "noted")
         }
-        module.contribute(to: .webRoutes, id: "notes.delete", title: "Delete a note") {
-            WebRoute(.delete, "/notes/:id") { request in
-                Reached.record(request.parameters["id"] ?? "")
-                return WebResponse(status: 204, body: "")
-            }
+        module.route(.delete, "/notes/:id") { request in
+            Reached.record(request.parameters["id"] ?? "")
+            return WebResponse(status: 204, body: "")
         }
-        module.contribute(to: .webRoutes, id: "notes.hook", title: "Webhook") {
-            WebRoute(.post, "/hooks/notes", exemptFromCSRFCheck: true) { request in
-                Reached.record(form: request.body)
-                return WebResponse(body: "ok")
-            }
+        module.route(.post, "/hooks/notes", exemptFromCSRFCheck: true) { request in
+            Reached.record(form: request.body)
+            return WebResponse(body: "ok")
         }
-        module.contribute(to: .webRoutes, id: "notes.fail", title: "Failing") {
-            WebRoute(.get, "/fail") { _ in throw Refusal() }
-        }
+        module.route(.get, "/fail") { _ in throw Refusal() }
         module.handle(feature: "crash") { _, _ in throw Refusal() }
         module.handle(feature: "peek", navigatesOnly: true) { link, _ in
             Reached.record(link.query.first { $0.name == "note" }?.value ?? "")
@@ -51,18 +43,28 @@ struct NotesModule: Module {
     }
 }
 
-/// Middleware whose factory throws, around a route that records that it ran.
+/// A service whose factory always throws.
+struct Unbuildable: Sendable {}
+
+extension ModuleRegistrar {
+    /// Provides ``Unbuildable``, whose factory throws ``Refusal`` at every resolve.
+    mutating func provideUnbuildable() {
+        services.transient(ServiceKey(Unbuildable.self)) { () throws -> Unbuildable in throw Refusal() }
+    }
+}
+
+/// Middleware whose service cannot be built, around a route that records that it ran.
 struct BrokenMiddlewareModule: Module {
     static let manifest = Manifest(id: "com.test.broken-middleware", version: "1.0.0")
     static func register(in module: inout ModuleRegistrar) {
-        module.contribute(to: .webMiddleware, id: "auth", title: "Authentication") { () throws -> WebMiddleware in
-            throw Refusal()
+        module.provideUnbuildable()
+        module.middleware("auth") {
+            (request: WebRequest, next: @Sendable (WebRequest) async throws -> WebResponse, _: Unbuildable) in
+            try await next(request)
         }
-        module.contribute(to: .webRoutes, id: "guarded", title: "Guarded") {
-            WebRoute(.get, "/guarded/:note") { request in
-                Reached.record(request.parameters["note"] ?? "")
-                return WebResponse(body: "secret")
-            }
+        module.route(.get, "/guarded/:note") { request in
+            Reached.record(request.parameters["note"] ?? "")
+            return WebResponse(body: "secret")
         }
     }
 }
@@ -77,11 +79,12 @@ struct BrokenNavigationModule: Module {
     }
 }
 
-/// A route factory that throws.
+/// A route whose service cannot be built.
 struct BrokenRouteModule: Module {
     static let manifest = Manifest(id: "com.test.broken-route", version: "1.0.0")
     static func register(in module: inout ModuleRegistrar) {
-        module.contribute(to: .webRoutes, id: "broken", title: "Broken") { () throws -> WebRoute in throw Refusal() }
+        module.provideUnbuildable()
+        module.route(.get, "/broken") { (_: WebRequest, _: Unbuildable) in WebResponse(body: "never") }
     }
 }
 
@@ -90,9 +93,7 @@ struct StalledStorageModule: Module {
     static let manifest = Manifest(id: "com.test.stalled", version: "1.0.0")
     static let outage = StateError(.unavailable, "com.test.note waited for its storage past its time limit.")
     static func register(in module: inout ModuleRegistrar) {
-        module.contribute(to: .webRoutes, id: "stalled.save", title: "Save") {
-            WebRoute(.post, "/stalled") { _ in throw outage }
-        }
+        module.route(.post, "/stalled") { _ in throw outage }
         module.handle(feature: "stalled") { _, _ in throw outage }
     }
 }

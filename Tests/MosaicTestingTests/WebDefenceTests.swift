@@ -113,7 +113,8 @@ struct WebDefenceTests {
     }
 
     @Test(
-        "a middleware whose factory throws answers 500 with an error id, logged with its module; the route never runs")
+        "a middleware whose services cannot be built answers 500 with an error id, logged with its module; the route never runs"
+    )
     func throwingMiddleware() async throws {
         let log = InMemoryLogHandler()
         let (_, web) = try await ghostWeb([BrokenMiddlewareModule.self], logger: Logger(label: "test") { _ in log })
@@ -132,7 +133,9 @@ struct WebDefenceTests {
         }
     }
 
-    @Test("a navigation item or route whose factory throws answers 500 instead of vanishing, logged with its module")
+    @Test(
+        "a navigation item whose factory throws, or a route whose services cannot be built, answers 500 for itself only, logged with its module"
+    )
     func throwingFactories() async throws {
         let log = InMemoryLogHandler()
         let (_, web) = try await ghostWeb(
@@ -142,10 +145,14 @@ struct WebDefenceTests {
             #expect(page.status == 500)
             #expect(!page.body.contains("hunter2"))
             #expect(log.entries.contains { $0.metadata["module"] == "com.test.broken-navigation" })
-            let api = try await client.get("/api/nowhere")
+            let api = try await client.get("/api/broken")
             #expect(api.status == 500)
-            #expect(api.body.contains("error id"))
+            #expect(api.body.contains("error id") && !api.body.contains("hunter2"))
             #expect(log.entries.contains { $0.metadata["module"] == "com.test.broken-route" })
+            // Other routes are matched on what they declared, without building the broken one: before, every
+            // /api request answered 500 while a route's factory before the match threw.
+            #expect(try await client.get("/api/weather/Oslo").status == 200)
+            #expect(try await client.get("/api/nowhere").status == 404)
         }
     }
 
@@ -302,11 +309,9 @@ struct ForecastRouteModule: Module {
         id: "com.test.forecast-route", version: "1.0.0", requires: [.module("com.ghost.weather", from: "1.0.0")])
     static func register(in module: inout ModuleRegistrar) {
         module.services.use(.weatherData)
-        module.contribute(to: .webRoutes, id: "forecast.api", title: "Forecast") {
-            WebRoute(.get, "/forecast/:city") { request in
-                let city = request.parameters["city"] ?? ""
-                return .json("\(ForecastReader().weather.weather(in: city)?.temperature ?? 0)")
-            }
+        module.route(.get, "/forecast/:city") { request in
+            let city = request.parameters["city"] ?? ""
+            return .json("\(ForecastReader().weather.weather(in: city)?.temperature ?? 0)")
         }
     }
 }

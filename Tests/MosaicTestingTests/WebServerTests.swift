@@ -88,13 +88,11 @@ struct GateModule: Module {
     static let events = Mutex<[String]>([])
 
     static func register(in module: inout ModuleRegistrar) {
-        module.contribute(to: .webRoutes, id: "slow", title: "Slow") {
-            WebRoute(.get, "/slow") { _ in
-                enter.yield()
-                for await _ in opened { break }
-                events.withLock { $0.append("answered") }
-                return WebResponse(body: "done")
-            }
+        module.route(.get, "/slow") { _ in
+            enter.yield()
+            for await _ in opened { break }
+            events.withLock { $0.append("answered") }
+            return WebResponse(body: "done")
         }
     }
 

@@ -1,3 +1,5 @@
+internal import Synchronization
+
 extension ModuleRegistrar {
     /// Contributes to `point`: `content`'s parameters are injected, as in every closure a module registers (link
     /// handlers, participants, listeners): a parameter of type ``ActivationContext`` gets the module's context, any
@@ -22,12 +24,13 @@ extension ModuleRegistrar {
     }
 
     /// Contributes to `point`; while the module waits on standby (``Activation/onDemand``), `standby` builds the
-    /// content from the host alone, when given, instead of starting the module.
-    mutating func contribute<Content: Sendable, each Dependency: Sendable>(
+    /// content from the host alone, when given, instead of starting the module. With `keepsContent`, content built
+    /// once is kept until the module deactivates (a route's or middleware's handler), instead of built per read.
+    package mutating func contribute<Content: Sendable, each Dependency: Sendable>(
         to point: ExtensionPoint<Content>, id: String, priority: Int = 0, title: String? = nil, icon: String? = nil,
         group: String? = nil, keywords: [String] = [], tab: String? = nil, attributes: [String: String] = [:],
         requires entitlement: Entitlement? = nil, standby: (@Sendable (HostEnvironment) -> Content)?,
-        content: @escaping @Sendable (repeat each Dependency) async throws -> Content
+        keepsContent: Bool = false, content: @escaping @Sendable (repeat each Dependency) async throws -> Content
     ) {
         let metadata = ContributionMetadata(
             title: title ?? id, icon: icon, group: group, keywords: keywords, tab: tab, attributes: attributes)
@@ -37,13 +40,18 @@ extension ModuleRegistrar {
                 point: point.erased, id: id, priority: priority, metadata: metadata, entitlement: entitlement,
                 dependencies: dependencies,
                 bind: { module, context in
-                    Contribution<Content>(
+                    // Bound once per activation, so kept content never outlives the activation it was built in.
+                    let kept = keepsContent ? KeptContent<Content>() : nil
+                    return Contribution<Content>(
                         id: id, module: module, priority: priority, metadata: metadata, entitlement: entitlement,
                         context: context
                     ) {
-                        try await context.call {
+                        if let value = kept?.value { return value }
+                        let value = try await context.call {
                             try await content(repeat try Self.argument((each Dependency).self, context))
                         }
+                        kept?.keep(value)
+                        return value
                     }
                 },
                 bindStandby: { module, host, start in
@@ -78,5 +86,18 @@ extension ModuleRegistrar {
     static func argument<T: Sendable>(_ type: T.Type, _ context: ActivationContext) throws -> T {
         if let context = context as? T { return context }
         return try context.services.resolve(type)
+    }
+}
+
+/// Content built once and kept for the rest of an activation; a build that throws keeps nothing, so the next read
+/// builds again.
+private final class KeptContent<Content: Sendable>: Sendable {
+    private let stored = Mutex<Content?>(nil)
+
+    var value: Content? { stored.withLock { $0 } }
+
+    /// Keeps `value` unless a concurrent first build kept its own already (either serves).
+    func keep(_ value: Content) {
+        stored.withLock { if $0 == nil { $0 = value } }
     }
 }

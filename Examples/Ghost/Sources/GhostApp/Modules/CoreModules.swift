@@ -30,12 +30,10 @@ struct AnalyticsModule: Module {
                 target: context.url(forTab: "settings"), badge: "\(context.state[.usage].values.reduce(0, +))")
         }
         // Marks every response, so an operator sees analytics is in the path (and its absence when it is not).
-        module.contribute(to: .webMiddleware, id: "analytics.header") {
-            WebMiddleware { request, next in
-                var response = try await next(request)
-                response.headers["X-Ghost-Analytics"] = "on"
-                return response
-            }
+        module.middleware("analytics.header") { request, next in
+            var response = try await next(request)
+            response.headers["X-Ghost-Analytics"] = "on"
+            return response
         }
         module.contribute(to: .settings, id: "analytics.usage", title: "Usage") { (context: ActivationContext) in
             let counts = context.state[.usage].sorted { $0.key < $1.key }

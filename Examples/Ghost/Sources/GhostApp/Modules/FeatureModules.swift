@@ -43,13 +43,11 @@ struct WeatherModule: Module {
                     ])
                 })
         }
-        module.contribute(to: .webRoutes, id: "weather.api") { (data: any WeatherData) in
-            WebRoute(.get, "/weather/:city") { request in
-                guard let weather = request.parameters["city"].flatMap(data.weather(in:)) else {
-                    return .json(#"{"error":"no such city"}"#, status: 404)
-                }
-                return .json(String(decoding: try JSONEncoder().encode(weather), as: UTF8.self))
+        module.route(.get, "/weather/:city") { (request: WebRequest, data: any WeatherData) in
+            guard let weather = request.parameters["city"].flatMap(data.weather(in:)) else {
+                return .json(#"{"error":"no such city"}"#, status: 404)
             }
+            return .json(String(decoding: try JSONEncoder().encode(weather), as: UTF8.self))
         }
         module.handle(CityRoute.self) { (route: CityRoute, context: ActivationContext, data: any WeatherData) in
             guard let weather = data.weather(in: route.name) else {

@@ -1,0 +1,89 @@
+import Hummingbird
+import HummingbirdTesting
+import Mosaic
+import MosaicHummingbird
+import MosaicKernel
+import MosaicTesting
+import MosaicWeb
+import Synchronization
+import Testing
+
+/// A service that counts how often it is built.
+struct Tally: Sendable {
+    static let builds = Atomic<Int>(0)
+}
+
+/// A route and a middleware that each take a ``Tally``, while entitlement `counted` is granted.
+struct CountedModule: Module {
+    static let manifest = Manifest(id: "com.test.counted", version: "1.0.0", entitlements: ["counted"])
+    static func register(in module: inout ModuleRegistrar) {
+        module.services.transient(ServiceKey(Tally.self)) {
+            Tally.builds.add(1, ordering: .relaxed)
+            return Tally()
+        }
+        module.route(.get, "/counted") { (_: WebRequest, _: Tally) in WebResponse(body: "counted") }
+        module.middleware("counted") {
+            (request: WebRequest, next: @Sendable (WebRequest) async throws -> WebResponse, _: Tally) in
+            try await next(request)
+        }
+    }
+}
+
+/// A route of a module that starts on demand.
+struct OnDemandRouteModule: Module {
+    static let manifest = Manifest(id: "com.test.on-demand-route", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.activation = .onDemand
+        module.route(.get, "/started") { _ in WebResponse(body: "started") }
+    }
+}
+
+@Suite("Module routes and middleware")
+struct WebRouteTests {
+    @Test("a route's and a middleware's handlers are built once per activation, at their first request")
+    func builtOncePerActivation() async throws {
+        let (app, web) = try await ghostWeb([CountedModule.self])
+        try await app.grant("counted")
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
+            for _ in 0..<3 { #expect(try await client.get("/api/counted").body == "counted") }
+            #expect(try await client.get("/dashboard").status == 200)
+            // One build for the route, one for the middleware; before, the middleware was built for every request
+            // and the route for every request under /api.
+            #expect(Tally.builds.load(ordering: .relaxed) == 2)
+            try await app.revoke("counted")
+            try await app.grant("counted")
+            #expect(try await client.get("/api/counted").body == "counted")
+            #expect(Tally.builds.load(ordering: .relaxed) == 4, "a new activation builds its handlers anew")
+        }
+    }
+
+    @Test("a request under /api starts only the on-demand module whose route it matches")
+    func onlyTheMatchingRouteStartsItsModule() async throws {
+        let (app, web) = try await ghostWeb([OnDemandRouteModule.self], startsOnDemandModules: false)
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
+            let missing = try await client.get("/api/nowhere")
+            #expect(missing.status == 404)
+            #expect(try await client.get("/api/weather/Oslo").status == 200)
+            // Before, every route was built to read its path, starting each on-demand module listed before a match.
+            await app.expect("com.test.on-demand-route", .standby)
+            #expect(try await client.get("/api/started").body == "started")
+            await app.expect("com.test.on-demand-route", .active)
+        }
+    }
+
+    @Test("two routes of one module with the same method and path are a boot diagnostic")
+    func duplicateRoute() async throws {
+        struct TwiceModule: Module {
+            static let manifest = Manifest(id: "com.test.twice", version: "1.0.0")
+            static func register(in module: inout ModuleRegistrar) {
+                module.route(.get, "/twice") { _ in WebResponse(body: "first") }
+                module.route(.get, "twice/") { _ in WebResponse(body: "second") }
+            }
+        }
+        var harness = TestHarness(TwiceModule.self)
+        harness.extensionPoints = WebHost.extensionPoints
+        let error = await #expect(throws: HarnessError.self) { try await harness.start() }
+        let duplicate = try #require(error?.diagnostics.first { $0.code == .duplicateContribution })
+        #expect(duplicate.message.contains("GET /twice"))
+    }
+}
