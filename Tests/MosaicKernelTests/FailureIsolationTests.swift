@@ -118,7 +118,9 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
         await kernel.shutdown()
     }
 
-    @Test("in a child process, throwing factories read through @Injected and a feed read twice leave it alive")
+    @Test(
+        "in a child process, throwing factories read through @Injected, a feed read twice and an undeclared configuration key leave it alive"
+    )
     func childProcessSurvives() async throws {
         let process = Process()
         process.executableURL = try stateWriter()
@@ -136,6 +138,7 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
         #expect(lines.contains("com.child.consumer: blocked"))
         #expect(lines.contains("com.child.flaky: active"))
         #expect(lines.contains("com.child.bystander: active"))
+        #expect(lines.contains("com.child.careless: failed"))
         #expect(lines.contains { $0.hasPrefix("content: refused") })
         #expect(lines.contains("link: not handled: handler-failed"))
         // A feed read by two tasks at once: the later reader's loop ends, the first keeps the feed.

@@ -27,8 +27,8 @@ struct MailerModule: Module {
     }
 
     func activate(_ context: ActivationContext) async throws {
-        let key = context.configuration[Self.apiKey]
-        let retries = context.configuration[Self.retries]
+        let key = try context.configuration[Self.apiKey]
+        let retries = try context.configuration[Self.retries]
         context.logger.info("mailer configured", metadata: ["retries": "\(retries)"])
         Self.read.withLock { $0.append("\(context.id): \(key.count) characters, \(retries) retries") }
     }
@@ -46,7 +46,7 @@ struct RefresherModule: Module {
     }
 
     func activate(_ context: ActivationContext) async throws {
-        let updates = context.configuration.updates(of: Self.minutes)
+        let updates = try context.configuration.updates(of: Self.minutes)
         Self.minutesUpdates.withLock { $0 = updates }
     }
 }
@@ -64,8 +64,31 @@ private func mailerKernel(
         extensionPoints: WebHost.extensionPoints, options: options, logger: Logger(label: "test") { _ in log })
 }
 
+/// A module that reads a key it never declared, which has no default.
+struct CarelessReaderModule: Module {
+    static let manifest = Manifest(id: "com.test.careless", version: "1.0.0")
+    static let undeclared = ConfigurationKey<String>("endpoint")
+
+    func activate(_ context: ActivationContext) async throws {
+        _ = try context.configuration[Self.undeclared]
+    }
+}
+
 @Suite("Configuration", .serialized)
 struct ConfigurationTests {
+    @Test("reading an undeclared key without a default fails the module with the fix, instead of stopping the process")
+    func undeclaredKey() async throws {
+        let kernel = Kernel(modules: [CarelessReaderModule.self], host: HostEnvironment(version: "1.0.0"))
+        let report = try await kernel.boot()
+        guard case .failed(let reason)? = report["com.test.careless"]?.state else {
+            Issue.record("the careless reader should have failed: \(report.table)")
+            return
+        }
+        #expect(reason.contains("endpoint was not declared") && reason.contains("module.configuration"))
+        #expect(throws: ConfigurationError.self) { try ModuleConfiguration()[CarelessReaderModule.undeclared] }
+        await kernel.shutdown()
+    }
+
     @Test("a missing required key is a boot diagnostic naming the module, the key, where it looked and the fix")
     func missingKey() async throws {
         let kernel = mailerKernel(

@@ -5,7 +5,8 @@ import MosaicKernel
 import Synchronization
 
 // The child-process half of the failure-isolation test: module code reads services through @Injected whose
-// factories throw (in init/activate, in a content closure, in a link handler). The process must live through all
+// factories throw (in init/activate, in a content closure, in a link handler), reads a feed from two tasks, and
+// reads a configuration key it did not declare. The process must live through all
 // of it and print what became of each module and call.
 
 protocol Weather: Sendable { var text: String { get } }
@@ -64,11 +65,20 @@ func failingServicesCatalog() -> ModuleCatalog {
         ) { ChildModule() })
     catalog.add(ModuleFactory(manifest: Manifest(id: "com.child.bystander", version: "1.0.0")) { ChildModule() })
     catalog.add(ModuleFactory(PingModule.self))
+    catalog.add(ModuleFactory(CarelessConfigurationReader.self))
     return catalog
 }
 
 struct FlakyReader {
     @Injected(ServiceKey(String.self)) var value
+}
+
+/// Reads a configuration key it never declared, which has no default: before, that stopped the process.
+struct CarelessConfigurationReader: Module {
+    static let manifest = Manifest(id: "com.child.careless", version: "1.0.0")
+    func activate(_ context: ActivationContext) async throws {
+        _ = try context.configuration[ConfigurationKey<String>("endpoint")]
+    }
 }
 
 struct ChildModule: Module {

@@ -7,7 +7,7 @@
 ///     static let refreshMinutes = ConfigurationKey<Int>("refreshMinutes", default: 15)
 /// }
 /// // in register(in:):  module.configuration(WeatherSettings.apiKey, WeatherSettings.refreshMinutes)
-/// // in activate(_:):   let key = context.configuration[WeatherSettings.apiKey]
+/// // in activate(_:):   let key = try context.configuration[WeatherSettings.apiKey]
 /// ```
 /// The host looks a key up under the module's identifier: `com.ghost.weather.apiKey`, which the environment spells
 /// `COM_GHOST_WEATHER_API_KEY`.
@@ -93,7 +93,7 @@ package struct AnyConfigurationKey: Sendable, Hashable {
 ///
 /// ```swift
 /// context.task {
-///     for await minutes in context.configuration.updates(of: WeatherSettings.refreshMinutes) { … }
+///     for await minutes in try context.configuration.updates(of: WeatherSettings.refreshMinutes) { … }
 /// }
 /// ```
 public struct ModuleConfiguration: Sendable {
@@ -118,30 +118,37 @@ public struct ModuleConfiguration: Sendable {
 
     /// The value of `key`: the host's (as last reloaded), or the key's default.
     ///
-    /// - Precondition: the module declared `key` in `register(in:)` (`module.configuration(key)`), or `key` has a
-    ///   default; boot validated every declared key, so a declared key always has a value here.
+    /// Boot validated every key the module declared in `register(in:)` (`module.configuration(…)`), so a declared
+    /// key always has a value here, as has a key with a default. Reading a key the module did not declare, and that
+    /// has no default, throws ``ConfigurationError/Code/undeclared``.
     public subscript<Value>(_ key: ConfigurationKey<Value>) -> Value {
-        if let value = feed?.value(named: key.name) as? Value { return value }
-        if let value = values[key.name] as? Value { return value }
-        guard let fallback = key.defaultValue else {
-            preconditionFailure(
-                "Configuration key \(key.name) was not declared: add `module.configuration(…)` with it to "
-                    + "register(in:), so that boot validates it.")
+        get throws(ConfigurationError) {
+            if let value = feed?.value(named: key.name) as? Value { return value }
+            if let value = values[key.name] as? Value { return value }
+            guard let fallback = key.defaultValue else {
+                throw ConfigurationError(
+                    .undeclared,
+                    "Configuration key \(key.name) was not declared and has no default: add "
+                        + "`module.configuration(…)` with it to register(in:), so that boot validates it.")
+            }
+            return fallback
         }
-        return fallback
     }
 
-    /// The value of `key` now, then each new value the host reloads, until the module deactivates.
+    /// The value of `key` now, then each new value the host reloads, until the module deactivates; throws as
+    /// reading it does.
     ///
     /// Only well-formed values arrive: a reloaded value that cannot be read as the key's type is reported (a
     /// diagnostic naming the module, the key and the fix) and the module keeps the last good one. The feed
     /// keeps at most `buffer` values the module has not read yet, dropping the oldest; it ends when the module
     /// deactivates (outside a kernel, after the first value).
-    public func updates<Value>(of key: ConfigurationKey<Value>, buffer: Int = 8) -> Feed<Value> {
+    public func updates<Value>(of key: ConfigurationKey<Value>, buffer: Int = 8) throws(ConfigurationError) -> Feed<
+        Value
+    > {
         if let feed, let updates = feed.updates(named: key.name, as: Value.self, buffer: max(1, buffer)) {
             return updates
         }
-        return .just(self[key])
+        return .just(try self[key])
     }
 }
 
