@@ -4,20 +4,21 @@ internal import MosaicWeb
 
 extension WebHost {
     /// `POST /settings/entitlements` with `csrf`, `entitlement` and `action` (`grant` or `revoke`); the CSRF check
-    /// has already passed.
-    func changeEntitlement(_ body: String) async -> WebResponse {
+    /// and the operator's have already passed.
+    func changeEntitlement(_ body: String, on place: ControlPlane) async -> WebResponse {
         let items: [QueryItem]
         do {
             items = try QueryItem.items(parsing: body)
         } catch {
-            return await shell(problemPage(status: 400, "This form could not be read", error.description))
+            return await place.present(self, problemPage(status: 400, "This form could not be read", error.description))
         }
         // The first of a repeated field counts.
         let form = Dictionary(items.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         let known = knownEntitlements(granted: await kernel.grantedEntitlements)
         guard let name = form["entitlement"], let entitlement = known.first(where: { $0.rawValue == name }) else {
             let names = known.map(\.rawValue).joined(separator: ", ")
-            return await shell(
+            return await place.present(
+                self,
                 problemPage(status: 400, "Unknown entitlement", "Name one of the app's entitlements: \(names)."))
         }
         do {
@@ -25,34 +26,37 @@ extension WebHost {
             case "grant": try await kernel.grant(entitlement)
             case "revoke": try await kernel.revoke(entitlement)
             default:
-                return await shell(problemPage(status: 400, "Unknown action", "The action must be grant or revoke."))
+                return await place.present(
+                    self, problemPage(status: 400, "Unknown action", "The action must be grant or revoke."))
             }
         } catch {
-            return await shell(faultPage("The entitlement change failed", module: nil, error))
+            return await place.present(self, faultPage("The entitlement change failed", module: nil, error))
         }
-        return WebResponse(status: 303, headers: ["Location": "/settings"], body: "")
+        return WebResponse(status: 303, headers: ["Location": place.entitlementsPage], body: "")
     }
 
     /// `POST /modules/undelivered` with `csrf` and `delivery`: resubmits an undelivered durable event; the CSRF
-    /// check has already passed.
-    func resubmitDelivery(_ body: String) async -> WebResponse {
+    /// check and the operator's have already passed.
+    func resubmitDelivery(_ body: String, on place: ControlPlane) async -> WebResponse {
         let items = (try? QueryItem.items(parsing: body)) ?? []
         guard let field = items.first(where: { $0.name == "delivery" }), let delivery = Int64(field.value) else {
-            return await shell(
+            return await place.present(
+                self,
                 problemPage(status: 400, "No delivery named", "Resubmit a delivery from the list on the Modules page."))
         }
         do {
             guard try await kernel.resubmit(delivery) else {
-                return await shell(
+                return await place.present(
+                    self,
                     problemPage(
                         status: 404, "Nothing to resubmit",
                         "Delivery \(delivery) is not waiting (it was resubmitted already, or there is no such delivery), or its handler's module is not installed, so no handler would take it."
                     ))
             }
         } catch {
-            return await shell(faultPage("The delivery could not be resubmitted", module: nil, error))
+            return await place.present(self, faultPage("The delivery could not be resubmitted", module: nil, error))
         }
-        return WebResponse(status: 303, headers: ["Location": "/modules"], body: "")
+        return WebResponse(status: 303, headers: ["Location": place.undeliveredPage], body: "")
     }
 
     /// The module route that declared `method` and `path` under `/api`, or 404. A state-changing request reaches a

@@ -177,11 +177,18 @@ extension WebHost {
         }
     }
 
-    /// The router of the admin port: the operations routes only, behind the same defences.
-    public func adminRouter() -> Router<BasicRequestContext> {
+    /// The router of the admin port, behind the same defences: the operations routes, and the control plane
+    /// (`/`, a page with the entitlements' grant and revoke forms and the undelivered events' resubmit forms, and
+    /// the posts they send), which runs no module code. `exposure` decides who may change the app, as for
+    /// ``router(servedOn:)``: ``WebServer`` passes what the admin address is (loopback by default).
+    public func adminRouter(servedOn exposure: Exposure = .network) -> Router<BasicRequestContext> {
         let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: DefenceMiddleware(host: self))
         addOperationsRoutes(to: router, detailed: true, metrics: true)
+        router.get("/") { _, _ in Self.hummingbird(await operatorPage()) }
+        addControlPlane(to: router, servedOn: exposure, on: .adminPort) { _, _, change in
+            Self.hummingbird(await change())
+        }
         return router
     }
 }

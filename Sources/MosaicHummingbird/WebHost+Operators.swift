@@ -45,6 +45,55 @@ extension WebHost {
         return nil
     }
 
+    /// Where the control plane is served: among the app's pages (Settings and Modules), or on the admin port's
+    /// operator page, which runs no module code.
+    enum ControlPlane {
+        case pages
+        case adminPort
+
+        /// Where a change of entitlement leads back to.
+        var entitlementsPage: String { self == .pages ? "/settings" : "/" }
+        /// Where a resubmitted delivery leads back to.
+        var undeliveredPage: String { self == .pages ? "/modules" : "/" }
+
+        /// `page` in the app's shell, or bare on the admin port.
+        func present(_ host: WebHost, _ page: Page) async -> WebResponse {
+            self == .pages ? await host.shell(page) : host.bare(page)
+        }
+    }
+
+    /// Adds the changes an operator makes, `POST /settings/entitlements` and `POST /modules/undelivered`, to
+    /// `router`, refused as ``operatorRefusal(_:form:servedOn:)`` says; `wrap` runs an accepted change (the public
+    /// router passes it through the modules' middleware).
+    func addControlPlane(
+        to router: Router<BasicRequestContext>, servedOn exposure: Exposure, on place: ControlPlane,
+        wrap: @escaping @Sendable (Request, String, @escaping @Sendable () async -> WebResponse) async -> Response
+    ) {
+        let changes: [(String, @Sendable (String) async -> WebResponse)] = [
+            ("/settings/entitlements", { await changeEntitlement($0, on: place) }),
+            ("/modules/undelivered", { await resubmitDelivery($0, on: place) }),
+        ]
+        for (path, change) in changes {
+            router.post(RouterPath(path)) { request, _ in
+                let form = await body(of: request)
+                if let refusal = operatorRefusal(request, form: form, servedOn: exposure) {
+                    return Self.hummingbird(refusal)
+                }
+                return await wrap(request, form) { await change(form) }
+            }
+        }
+    }
+
+    /// The admin port's page for operators: the entitlements with their grant and revoke forms, and the durable
+    /// events a handler did not get with their resubmit forms.
+    func operatorPage() async -> WebResponse {
+        bare(
+            Page(
+                title: "Operator",
+                main: "<h1>Operator</h1><p>What changes the app, served on the admin port.</p>"
+                    + (await entitlementsForm()) + (await undeliveredSection())))
+    }
+
     /// The field a change form carries when the host has an operator key; nothing otherwise.
     var operatorKeyField: String {
         guard options.operatorKey != nil else { return "" }

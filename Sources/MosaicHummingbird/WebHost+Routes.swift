@@ -42,19 +42,8 @@ extension WebHost {
             let form = await body(of: request)
             return await respond(request, body: form) { _ in await open(form: form) }
         }
-        router.post("/modules/undelivered") { request, _ in
-            let form = await body(of: request)
-            if let refusal = operatorRefusal(request, form: form, servedOn: exposure) {
-                return Self.hummingbird(refusal)
-            }
-            return await respond(request, body: form) { _ in await resubmitDelivery(form) }
-        }
-        router.post("/settings/entitlements") { request, _ in
-            let form = await body(of: request)
-            if let refusal = operatorRefusal(request, form: form, servedOn: exposure) {
-                return Self.hummingbird(refusal)
-            }
-            return await respond(request, body: form) { _ in await changeEntitlement(form) }
+        addControlPlane(to: router, servedOn: exposure, on: .pages) { request, form, change in
+            await respond(request, body: form) { _ in await change() }
         }
         let methods: [(WebRoute.Method, HTTPRequest.Method)] = [
             (.get, .get), (.post, .post), (.put, .put), (.patch, .patch), (.delete, .delete),

@@ -69,7 +69,7 @@ public enum WebServer {
             services.append(
                 .init(
                     service: Application(
-                        router: host.adminRouter(),
+                        router: host.adminRouter(servedOn: WebHost.Exposure(address: admin.address)),
                         configuration: ApplicationConfiguration(
                             address: .hostname(admin.address, port: admin.port), serverName: "Mosaic admin"),
                         onServerRunning: { channel in await onAdminRunning(channel.localAddress?.port ?? admin.port) },

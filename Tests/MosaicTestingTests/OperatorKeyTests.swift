@@ -30,6 +30,32 @@ struct OperatorKeyTests {
         #expect(await app.state(of: "com.ghost.weather") == .active)
     }
 
+    @Test("the admin port serves the control plane: its page lists the forms, and a change there runs no module page")
+    func controlPlaneOnAdminPort() async throws {
+        let (app, web) = try await ghostWeb()
+        try await Application(router: web.adminRouter(servedOn: .loopback)).test(.router) { client in
+            let page = try await client.get("/")
+            #expect(page.status == 200)
+            #expect(page.body.contains("data-entitlement=\"weather\""))
+            #expect(page.body.contains("action=\"/settings/entitlements\""))
+            // No module's content on the admin port: the shell's regions are empty.
+            #expect(!page.body.contains("data-module="))
+            let revoked = try await client.post(
+                "/settings/entitlements", form: "csrf=\(web.csrfToken)&entitlement=weather&action=revoke")
+            #expect(revoked.status == 303 && revoked.headers[.location] == "/")
+            #expect(await app.state(of: "com.ghost.weather") != .active)
+            let unknown = try await client.post(
+                "/settings/entitlements", form: "csrf=\(web.csrfToken)&entitlement=nothing&action=grant")
+            #expect(unknown.status == 400 && unknown.body.contains("Unknown entitlement"))
+        }
+        try await Application(router: web.adminRouter()).test(.router) { client in
+            let refused = try await client.post(
+                "/settings/entitlements", form: "csrf=\(web.csrfToken)&entitlement=weather&action=grant")
+            #expect(refused.status == 403 && refused.body.contains("no operator key"))
+        }
+        #expect(await app.state(of: "com.ghost.weather") != .active)
+    }
+
     @Test("/metrics is served on the admin port, and publicly only on loopback")
     func metricsForOperators() async throws {
         let (_, ghost) = try await ghostWeb()
