@@ -1,9 +1,14 @@
+internal import Foundation
 public import Logging
 public import MosaicKernel
 internal import NIOCore
 internal import NIOPosix
 internal import PostgresNIO
 internal import Synchronization
+
+#if canImport(Glibc)
+    internal import Glibc
+#endif
 
 /// One app's PostgreSQL database, shared by all its instances: persisted state keys (a row per key, with a revision
 /// every write advances), the entitlement policy, and the outbox of durable events. Each instance connects once, hands ``storage`` to its kernel,
@@ -95,6 +100,7 @@ public final class PostgresBackend: Sendable {
         let connections = PostgresConnections(url: url, queryTimeout: queryTimeout, timer: timer, logger: logger)
         do {
             try await connections.migrateSchema()
+            _ = try await connections.run(connections.seen)
         } catch {
             await connections.close()
             throw error
@@ -106,10 +112,13 @@ public final class PostgresBackend: Sendable {
         return backend
     }
 
-    /// Closes the connections; the kernel using ``storage`` must have shut down first.
+    /// Closes the connections; the kernel using ``storage`` must have shut down first. The instance leaves the
+    /// database's list of live instances: the durable handlers it ran are no longer counted as running here.
     public func close() async {
         await retention.stop()
         await listener.stop()
+        _ = try? await connections.run(
+            "DELETE FROM mosaic_instance WHERE id = \(connections.instance)", within: listener.heartbeat)
         await connections.close()
     }
 }
@@ -123,6 +132,8 @@ final class PostgresConnections: Sendable {
     let group: MultiThreadedEventLoopGroup
     /// The pool every query and transaction leases a connection from.
     let pool: PostgresClient
+    /// This instance, in `mosaic_instance`: seen at every heartbeat, and named by the durable handlers it runs.
+    let instance = UUID()
     /// Runs the pool until ``close()``.
     private let running: Mutex<Task<Void, Never>?>
     private let ids = Atomic<Int>(0)
@@ -167,17 +178,46 @@ final class PostgresConnections: Sendable {
         running = Mutex(Task { await pool.run() })
     }
 
-    /// A new connection of its own (for listening); failing, an error that names what to check.
+    /// Records that this instance is alive now (its row in `mosaic_instance`, made again should it be gone).
+    var seen: PostgresQuery {
+        "INSERT INTO mosaic_instance (id) VALUES (\(instance)) ON CONFLICT (id) DO UPDATE SET seen_at = now()"
+    }
+
+    /// A new connection of its own (for listening), over a socket with TCP keepalive (``keepalive(on:)``), so that
+    /// the operating system too notices a server or network gone without a word; failing, an error that names what
+    /// to check.
     func connect() -> EventLoopFuture<PostgresConnection> {
-        PostgresConnection.connect(
-            on: group.next(), configuration: url.configuration, id: ids.add(1, ordering: .relaxed).newValue,
-            logger: logger
-        ).flatMapErrorThrowing { [url] error in
+        let loop = group.next()
+        let id = ids.add(1, ordering: .relaxed).newValue
+        let (configuration, logger) = (url.configuration, logger)
+        let connection: EventLoopFuture<PostgresConnection>
+        if let host = configuration.host, let port = configuration.port {
+            connection = Self.keepalive(on: loop).connect(host: host, port: port).flatMap { channel in
+                var established = PostgresConnection.Configuration(
+                    establishedChannel: channel, tls: configuration.tls, username: configuration.username,
+                    password: configuration.password, database: configuration.database)
+                established.options = configuration.options
+                return PostgresConnection.connect(on: loop, configuration: established, id: id, logger: logger)
+            }
+        } else {
+            connection = PostgresConnection.connect(on: loop, configuration: configuration, id: id, logger: logger)
+        }
+        return connection.flatMapErrorThrowing { [url] error in
             throw PostgresBackendError(
                 .unreachable,
                 "Cannot connect to \(url): \(String(reflecting: error)). Check that the server runs and the URL's "
                     + "user, password and database are right.")
         }
+    }
+
+    /// A bootstrap whose sockets probe an idle peer after 10 s, every 5 s, and give up after 3 probes unanswered.
+    static func keepalive(on loop: any EventLoop) -> ClientBootstrap {
+        ClientBootstrap(group: loop)
+            .connectTimeout(.seconds(10))
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .channelOption(.tcpOption(.init(rawValue: CInt(keepaliveIdle))), value: 10)
+            .channelOption(.tcpOption(.init(rawValue: CInt(TCP_KEEPINTVL))), value: 5)
+            .channelOption(.tcpOption(.init(rawValue: CInt(TCP_KEEPCNT))), value: 3)
     }
 
     /// Runs `query` on a connection of the pool and returns its rows.
@@ -356,6 +396,14 @@ final class PostgresConnections: Sendable {
         try? await group.shutdownGracefully()
     }
 }
+
+#if canImport(Darwin)
+    /// The option that sets how long a socket is idle before its first keepalive probe.
+    private let keepaliveIdle = TCP_KEEPALIVE
+#else
+    /// The option that sets how long a socket is idle before its first keepalive probe.
+    private let keepaliveIdle = TCP_KEEPIDLE
+#endif
 
 /// Whether a query's deadline passed.
 private final class Expiry: Sendable {

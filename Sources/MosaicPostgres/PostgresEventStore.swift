@@ -9,11 +9,20 @@ struct PostgresEventStore: DurableEventStore {
     let connections: PostgresConnections
     let listener: PostgresListener
 
+    /// Registers the handler, and this instance as one that runs it.
     func subscribe(_ subscriber: String, module: ModuleID, to type: String) async throws {
+        let instance = connections.instance
         _ = try await connections.run(
             """
-            INSERT INTO mosaic_event_handler (subscriber, module, event_type) VALUES (\(subscriber), \(module.rawValue), \(type))
-            ON CONFLICT (subscriber) DO UPDATE SET module = EXCLUDED.module, event_type = EXCLUDED.event_type
+            WITH seen AS (
+                INSERT INTO mosaic_instance (id) VALUES (\(instance)) ON CONFLICT (id) DO UPDATE SET seen_at = now()),
+            handler AS (
+                INSERT INTO mosaic_event_handler (subscriber, module, event_type)
+                VALUES (\(subscriber), \(module.rawValue), \(type))
+                ON CONFLICT (subscriber) DO UPDATE SET module = EXCLUDED.module, event_type = EXCLUDED.event_type
+                RETURNING subscriber)
+            INSERT INTO mosaic_event_handler_instance (subscriber, instance)
+            SELECT subscriber, \(instance) FROM handler ON CONFLICT DO NOTHING
             """)
     }
 
@@ -130,10 +139,25 @@ struct PostgresEventStore: DurableEventStore {
         return !rows.isEmpty
     }
 
+    /// This instance stops running `module`'s handlers; a handler no other live instance runs (one seen within
+    /// the listener's bound) is removed, and its pending deliveries abandoned. (Every part of one statement sees
+    /// the same snapshot, hence this instance is left out by name rather than by its deleted rows.)
     func abandon(module: ModuleID, reason: String) async throws {
+        let instance = connections.instance
         _ = try await connections.run(
             """
-            WITH gone AS (DELETE FROM mosaic_event_handler WHERE module = \(module.rawValue) RETURNING subscriber)
+            WITH leaving AS (
+                DELETE FROM mosaic_event_handler_instance runner USING mosaic_event_handler handler
+                WHERE runner.subscriber = handler.subscriber AND handler.module = \(module.rawValue)
+                    AND runner.instance = \(instance)),
+            gone AS (
+                DELETE FROM mosaic_event_handler handler
+                WHERE handler.module = \(module.rawValue) AND NOT EXISTS (
+                    SELECT 1 FROM mosaic_event_handler_instance runner
+                    JOIN mosaic_instance live ON live.id = runner.instance
+                    WHERE runner.subscriber = handler.subscriber AND runner.instance <> \(instance)
+                        AND live.seen_at > now() - make_interval(secs => \(listener.bound.seconds)))
+                RETURNING subscriber)
             UPDATE mosaic_delivery SET state = 'abandoned', claimed_until = NULL, claim = NULL, last_error = \(reason)
             WHERE state = 'pending' AND subscriber IN (SELECT subscriber FROM gone)
             """)

@@ -227,7 +227,8 @@ final class PostgresListener: Sendable {
         Task {
             // `nil`: the time was up first.
             await withTaskGroup(of: Bool?.self) { group in
-                group.addTask { (try? await connections.run("SELECT 1", within: heartbeat)) != nil }
+                // The probe is also the instance's heartbeat in the list of live instances.
+                group.addTask { (try? await connections.run(connections.seen, within: heartbeat)) != nil }
                 group.addTask {
                     try? await Task.sleep(for: heartbeat * 2)
                     return nil

@@ -3,7 +3,8 @@ internal import PostgresNIO
 internal import Synchronization
 
 /// Deletes what no one needs any more once it is older than the retention: deliveries done, events whose every
-/// delivery is gone (or that no handler took), and unreadable state rows. Parked and abandoned deliveries, and their
+/// delivery is gone (or that no handler took), and unreadable state rows; and instances unseen for as long, or a day
+/// when that is longer (a crashed instance's row, with the handlers it was counted as running). Parked and abandoned deliveries, and their
 /// events, stay until an operator resubmits them. One instance prunes at a time (an advisory lock, not waited for),
 /// in batches, so that a large backlog never holds a long lock; it runs at start and then every hour.
 final class PostgresRetention: Sendable {
@@ -28,6 +29,7 @@ final class PostgresRetention: Sendable {
         var deliveries = 0
         var events = 0
         var unreadableStates = 0
+        var instances = 0
     }
 
     /// Prunes now and then every ``interval`` until ``stop()``; a failed pass is logged and tried at the next.
@@ -86,6 +88,12 @@ final class PostgresRetention: Sendable {
                 DELETE FROM mosaic_state_unreadable WHERE ctid IN (
                     SELECT ctid FROM mosaic_state_unreadable
                     WHERE kept_at < now() - make_interval(secs => \(seconds)) LIMIT \(Self.batch))
+                """, on: connection)
+            pruned.instances = try await deleteAll(
+                """
+                DELETE FROM mosaic_instance WHERE id IN (
+                    SELECT id FROM mosaic_instance
+                    WHERE seen_at < now() - make_interval(secs => \(max(seconds, 86_400))) LIMIT \(Self.batch))
                 """, on: connection)
             return pruned
         }

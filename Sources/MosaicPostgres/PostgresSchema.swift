@@ -117,5 +117,20 @@ enum PostgresSchema {
             "CREATE INDEX mosaic_event_published ON mosaic_event (published_at)",
             "CREATE INDEX mosaic_state_unreadable_kept ON mosaic_state_unreadable (kept_at)",
         ],
+        // 4: the instances, each seen at its every heartbeat, and which of them run each durable handler: an
+        // uninstall on one instance abandons a handler's deliveries only when no live instance runs it.
+        [
+            """
+            CREATE TABLE mosaic_instance (
+                id uuid PRIMARY KEY, started_at timestamptz NOT NULL DEFAULT now(),
+                seen_at timestamptz NOT NULL DEFAULT now())
+            """,
+            """
+            CREATE TABLE mosaic_event_handler_instance (
+                subscriber text NOT NULL REFERENCES mosaic_event_handler (subscriber) ON DELETE CASCADE,
+                instance uuid NOT NULL REFERENCES mosaic_instance (id) ON DELETE CASCADE,
+                PRIMARY KEY (subscriber, instance))
+            """,
+        ],
     ]
 }

@@ -210,6 +210,49 @@ struct PostgresDurableEventTests {
         await a.stop()
         await b.stop()
     }
+
+    @Test func anUninstallOnOneInstanceLeavesTheHandlerToAnotherStillRunningIt() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let deliveries = Deliveries()
+        let a = try await DurableInstance.boot(url, options: Self.quick) { deliveries.record($0, on: "a") }
+        let b = try await DurableInstance.boot(url, options: Self.quick) { deliveries.record($0, on: "b") }
+        try await a.kernel.revoke("mail")
+        try await b.kernel.revoke("mail")
+        try await a.shop.events.publish(Receipt(order: 1))
+        try await a.kernel.uninstall("com.test.mail")
+        // B still runs the handler: the delivery waits for it (before, it was abandoned for every instance).
+        #expect(try await a.kernel.undeliveredEvents().isEmpty)
+        try await b.kernel.grant("mail")
+        await deliveries.waitFor(distinct: 1)
+        #expect(deliveries.all.map(\.instance) == ["b"])
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test(arguments: [false, true])
+    func anInstanceThatStoppedOrFellSilentNoLongerKeepsAHandler(silent: Bool) async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let a = try await DurableInstance.boot(url, options: Self.quick) { _ in }
+        try await a.kernel.revoke("mail")
+        try await a.shop.events.publish(Receipt(order: 1))
+        if silent {
+            // Another instance runs the handler but was last seen an hour ago, long before the liveness bound.
+            let name = PostgresSharedStateTests.name(of: url)
+            let other = "'00000000-0000-0000-0000-00000000000b'"
+            _ = try await TestServer.running().execute(
+                "INSERT INTO mosaic_instance (id, seen_at) VALUES (\(other), now() - interval '1 hour')", in: name)
+            _ = try await TestServer.running().execute(
+                "INSERT INTO mosaic_event_handler_instance (subscriber, instance) "
+                    + "SELECT subscriber, \(other) FROM mosaic_event_handler", in: name)
+        } else {
+            // Another instance ran it, and stopped.
+            let b = try await DurableInstance.boot(url, options: Self.quick) { _ in }
+            await b.stop()
+        }
+        try await a.kernel.uninstall("com.test.mail")
+        #expect(try await a.kernel.undeliveredEvents().map(\.reason) == [.abandoned])
+        await a.stop()
+    }
 }
 
 struct MailServerDown: Error {}

@@ -1,6 +1,9 @@
 import Foundation
 import Mosaic
 import MosaicKernel
+import NIOCore
+import NIOPosix
+import PostgresNIO
 import Testing
 
 @testable import MosaicPostgres
@@ -15,6 +18,20 @@ import Testing
 @Suite(
     .serialized, TestServer.scope, .enabled(if: TestServer.shouldRun, TestServer.skipReason), .timeLimit(.minutes(2)))
 struct PostgresLivenessTests {
+    @Test("the listening connection's socket has TCP keepalive: an idle server is probed after 10 s, every 5 s")
+    func keepalive() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let database = try await PostgresBackend.connect(url: url)
+        let configuration = database.url.configuration
+        let channel = try await PostgresConnections.keepalive(on: database.connections.group.next())
+            .connect(host: try #require(configuration.host), port: try #require(configuration.port)).get()
+        #expect(try await channel.getOption(.socketOption(.so_keepalive)).get() != 0)
+        #expect(try await channel.getOption(.tcpOption(.init(rawValue: CInt(TCP_KEEPIDLE)))).get() == 10)
+        #expect(try await channel.getOption(.tcpOption(.init(rawValue: CInt(TCP_KEEPINTVL)))).get() == 5)
+        try await channel.close()
+        await database.close()
+    }
+
     @Test("a listening connection gone silent is replaced, and the revoke another instance made meanwhile applies")
     func silentListener() async throws {
         let url = try await TestServer.running().makeDatabase()
