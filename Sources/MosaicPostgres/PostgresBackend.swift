@@ -192,12 +192,19 @@ final class PostgresConnections: Sendable {
         let (configuration, logger) = (url.configuration, logger)
         let connection: EventLoopFuture<PostgresConnection>
         if let host = configuration.host, let port = configuration.port {
-            connection = Self.keepalive(on: loop).connect(host: host, port: port).flatMap { channel in
+            connection = Self.keepalive(on: loop).connect(host: host, port: port).flatMap { [self] channel in
                 var established = PostgresConnection.Configuration(
                     establishedChannel: channel, tls: configuration.tls, username: configuration.username,
                     password: configuration.password, database: configuration.database)
                 established.options = configuration.options
-                return PostgresConnection.connect(on: loop, configuration: established, id: id, logger: logger)
+                // The login has the connection's time limit too: a server that accepts and never answers (stopped
+                // with SIGSTOP) must not hold the listener.
+                return settle(
+                    PostgresConnection.connect(on: loop, configuration: established, id: id, logger: logger),
+                    within: .seconds(10),
+                    expired: PostgresBackendError(
+                        .timedOut, "\(url) accepted a connection and did not answer its login.")
+                ) { channel.close(promise: nil) }
             }
         } else {
             connection = PostgresConnection.connect(on: loop, configuration: configuration, id: id, logger: logger)
@@ -320,25 +327,43 @@ final class PostgresConnections: Sendable {
     }
 
     /// `query` on `connection`, given up on after `timeout` (``queryTimeout`` when `nil`): the connection is
-    /// closed (the query then fails, with an error saying why), and the pool makes a new one.
+    /// closed, and the pool makes a new one.
+    ///
+    /// The answer is failed at the deadline whether or not closing the connection fails the query: a heartbeat
+    /// sent as its connection went silent was seen never to end after the close, which left the listener waiting
+    /// for it for good (found by `Scripts/faults.py`).
     func deadlined(
         _ query: PostgresQuery, on connection: PostgresConnection, within timeout: Duration? = nil
     ) -> EventLoopFuture<PostgresQueryResult> {
         let queryTimeout = timeout ?? queryTimeout
-        let expired = Expiry()
-        let answer = connection.query(query, logger: logger)
-        let cancel = timer(answer.eventLoop, queryTimeout) {
-            expired.expire()
-            _ = connection.close() as EventLoopFuture<Void>
-        }
-        answer.whenComplete { _ in cancel() }
-        return answer.flatMapErrorThrowing { [url, queryTimeout] error in
-            guard expired.hasExpired else { throw error }
-            throw PostgresBackendError(
+        return settle(
+            connection.query(query, logger: logger), within: queryTimeout,
+            expired: PostgresBackendError(
                 .timedOut,
                 "\(url) did not answer within \(queryTimeout), so the connection was closed (the next query makes a "
                     + "new one). Check that the server runs and is reachable.")
+        ) { _ = connection.close() as EventLoopFuture<Void> }
+    }
+
+    /// `future`'s result, or `expired` once `timeout` passes without one, after running `expire` (which closes
+    /// what the future waits on).
+    func settle<Value: Sendable>(
+        _ future: EventLoopFuture<Value>, within timeout: Duration, expired: PostgresBackendError,
+        expire: @escaping @Sendable () -> Void
+    ) -> EventLoopFuture<Value> {
+        let settled = Settled()
+        let outcome = future.eventLoop.makePromise(of: Value.self)
+        let cancel = timer(future.eventLoop, timeout) {
+            guard settled.settle() else { return }
+            expire()
+            outcome.fail(expired)
         }
+        future.whenComplete { result in
+            guard settled.settle() else { return }
+            cancel()
+            outcome.completeWith(result)
+        }
+        return outcome.futureResult
     }
 
     /// Creates or updates Mosaic's tables, in one transaction that holds the schema's advisory lock: an instance
@@ -405,9 +430,12 @@ final class PostgresConnections: Sendable {
     private let keepaliveIdle = TCP_KEEPIDLE
 #endif
 
-/// Whether a query's deadline passed.
-private final class Expiry: Sendable {
-    private let expired = Atomic(false)
-    var hasExpired: Bool { expired.load(ordering: .acquiring) }
-    func expire() { expired.store(true, ordering: .releasing) }
+/// Whether a query's outcome was decided: by its answer, or by its deadline, whichever came first.
+final class Settled: Sendable {
+    private let settled = Atomic(false)
+
+    /// Decides the outcome, `true` only for the first caller.
+    func settle() -> Bool {
+        settled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
 }

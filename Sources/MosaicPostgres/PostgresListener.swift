@@ -113,8 +113,10 @@ final class PostgresListener: Sendable {
 
     /// Connects and listens; the connection, or `nil` when that failed (logged).
     private func listen() async -> PostgresConnection? {
+        var made: PostgresConnection?
         do {
             let connection = try await connections.connect().get()
+            made = connection
             connection.addListener(channel: "mosaic_state") { [weak self] _, notification in
                 self?.stateChanged(notification.payload)
             }
@@ -123,11 +125,15 @@ final class PostgresListener: Sendable {
                 guard let self else { return }
                 for watcher in state.withLock({ Array($0.deliveryWatchers.values) }) { watcher(notification.payload) }
             }
-            _ = try await connection.query("LISTEN mosaic_state", logger: connections.logger).get()
-            _ = try await connection.query("LISTEN mosaic_policy", logger: connections.logger).get()
-            _ = try await connection.query("LISTEN mosaic_delivery", logger: connections.logger).get()
-            let backend = try await connection.query("SELECT pg_backend_pid()", logger: connections.logger).get()
-                .rows.first?.decode(Int32.self)
+            // Each within a heartbeat, as the heartbeats are: a server that stops answering here must not hold the
+            // listener either.
+            for channel in ["mosaic_state", "mosaic_policy", "mosaic_delivery"] {
+                _ = try await connections.deadlined("LISTEN \(unescaped: channel)", on: connection, within: heartbeat)
+                    .get()
+            }
+            let backend = try await connections.deadlined(
+                "SELECT pg_backend_pid()", on: connection, within: heartbeat
+            ).get().rows.first?.decode(Int32.self)
             let stopped = state.withLock { state in
                 if !state.stopped {
                     state.backend = backend
@@ -142,6 +148,7 @@ final class PostgresListener: Sendable {
             connections.logger.warning(
                 "cannot listen for other instances' changes; trying again",
                 metadata: ["database": "\(connections.url)", "error": "\(String(reflecting: error))"])
+            try? await made?.close()
             return nil
         }
     }

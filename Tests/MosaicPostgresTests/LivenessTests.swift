@@ -1,9 +1,11 @@
 import Foundation
+import Logging
 import Mosaic
 import MosaicKernel
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Synchronization
 import Testing
 
 @testable import MosaicPostgres
@@ -18,6 +20,24 @@ import Testing
 @Suite(
     .serialized, TestServer.scope, .enabled(if: TestServer.shouldRun, TestServer.skipReason), .timeLimit(.minutes(2)))
 struct PostgresLivenessTests {
+    @Test("a query whose answer never comes fails at its deadline, even when closing its connection does not end it")
+    func deadlineWithoutAnswer() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let connections = PostgresConnections(url: try PostgresURL(url), logger: Logger(label: "test"))
+        // A heartbeat sent as its connection went silent was seen never to end after the close, and the listener
+        // waited for it for good (Scripts/faults.py: an instance not ready again after PostgreSQL restarted).
+        let never = connections.group.next().makePromise(of: Int.self)
+        let closed = Atomic(false)
+        let outcome = connections.settle(
+            never.futureResult, within: .milliseconds(50), expired: PostgresBackendError(.timedOut, "no answer")
+        ) { closed.store(true, ordering: .relaxed) }
+        await #expect(throws: PostgresBackendError.self) { try await outcome.get() }
+        let didClose = closed.load(ordering: .relaxed)
+        #expect(didClose, "the deadline closes what the query waits on")
+        never.succeed(1)  // an answer after the deadline changes nothing
+        await connections.close()
+    }
+
     @Test("the listening connection's socket has TCP keepalive: an idle server is probed after 10 s, every 5 s")
     func keepalive() async throws {
         let url = try await TestServer.running().makeDatabase()
