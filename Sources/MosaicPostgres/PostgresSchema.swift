@@ -1,3 +1,5 @@
+internal import PostgresNIO
+
 /// The tables Mosaic keeps in PostgreSQL, as numbered steps. Each instance applies the steps the database lacks
 /// when it connects, inside one transaction that holds an advisory lock, so instances starting together apply each
 /// step once, and a crash mid-way leaves the schema as it was.
@@ -133,4 +135,50 @@ enum PostgresSchema {
             """,
         ],
     ]
+}
+
+extension PostgresConnections {
+    /// Creates or updates Mosaic's tables, in one transaction that holds the schema's advisory lock: an instance
+    /// starting at the same time waits, then finds the steps applied.
+    func migrateSchema() async throws {
+        let connection = try await connect().get()
+        var failure: (any Error)?
+        do {
+            try await connection.withTransaction(logger: logger) { connection in
+                _ = try await connection.query(
+                    "SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))", logger: logger)
+                _ = try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS mosaic_schema (version integer NOT NULL)", logger: logger)
+                var applied = 0
+                for try await version in try await connection.query(
+                    "SELECT version FROM mosaic_schema", logger: logger
+                ).decode(Int.self) {
+                    applied = max(applied, version)
+                }
+                guard applied <= PostgresSchema.steps.count else {
+                    throw PostgresBackendError(
+                        .schema,
+                        "\(url) has Mosaic's tables at version \(applied), newer than this Mosaic knows "
+                            + "(\(PostgresSchema.steps.count)). Run the newer app version, or a database of its own.")
+                }
+                for step in PostgresSchema.steps.dropFirst(applied) {
+                    for statement in step {
+                        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+                _ = try await connection.query("DELETE FROM mosaic_schema", logger: logger)
+                _ = try await connection.query(
+                    "INSERT INTO mosaic_schema (version) VALUES (\(PostgresSchema.steps.count))", logger: logger)
+            }
+        } catch let error as PostgresTransactionError where error.closureError is PostgresBackendError {
+            failure = error.closureError
+        } catch {
+            failure = PostgresBackendError(
+                .schema,
+                "Mosaic's tables in \(url) could not be created or updated: \(String(reflecting: error)). Check that "
+                    + "the user may create tables in the database.")
+        }
+        try? await connection.close()
+        if let failure { throw failure }
+    }
 }

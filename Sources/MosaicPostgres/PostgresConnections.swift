@@ -1,0 +1,173 @@
+internal import Foundation
+internal import Logging
+internal import NIOCore
+internal import NIOPosix
+internal import PostgresNIO
+internal import Synchronization
+
+/// The backend's connections: a pool for queries and transactions (postgres-nio's `PostgresClient`), so that a
+/// query waiting on a lock holds up no other, and connections of its own for listening; all on an event loop of the
+/// backend's own. Nothing here blocks a thread: every call is awaited.
+final class PostgresConnections: Sendable {
+    let url: PostgresURL
+    let logger: Logger
+    let group: MultiThreadedEventLoopGroup
+    /// The pool every query and transaction leases a connection from.
+    let pool: PostgresClient
+    /// This instance, in `mosaic_instance`: seen at every heartbeat, and named by the durable handlers it runs.
+    let instance = UUID()
+    /// Runs the pool until ``close()``.
+    private let running: Mutex<Task<Void, Never>?>
+    /// Numbers the connections made for listening.
+    let ids = Atomic<Int>(0)
+
+    /// How long a query may go unanswered before its connection is closed.
+    let queryTimeout: Duration
+    /// Arms each query's time limit.
+    let timer: QueryTimer
+
+    /// Runs `expire` on `loop` after `timeout` unless the returned cancel runs first.
+    typealias QueryTimer =
+        @Sendable (
+            _ loop: any EventLoop, _ timeout: Duration, _ expire: @escaping @Sendable () -> Void
+        ) -> @Sendable () -> Void
+
+    /// The real timer: a task scheduled on the connection's event loop.
+    static let eventLoopTimer: QueryTimer = { loop, timeout, expire in
+        let (seconds, attoseconds) = timeout.components
+        let task = loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+            expire()
+        }
+        return { task.cancel() }
+    }
+
+    /// At most this many connections in the pool: enough for the writes of many keys at once, few for a server.
+    static let maximumPooledConnections = 8
+
+    init(
+        url: PostgresURL, queryTimeout: Duration = .seconds(30), timer: @escaping QueryTimer = eventLoopTimer,
+        logger: Logger
+    ) {
+        self.url = url
+        self.queryTimeout = queryTimeout
+        self.timer = timer
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var configuration = url.poolConfiguration
+        configuration.options.maximumConnections = Self.maximumPooledConnections
+        configuration.options.minimumConnections = 1
+        pool = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
+        let pool = pool
+        running = Mutex(Task { await pool.run() })
+    }
+
+    /// Runs `query` on a connection of the pool and returns its rows.
+    ///
+    /// The pool can lend a connection that a query given up on (``deadlined(_:on:)``) has just closed, before it
+    /// learns of the close; the query then fails unsent, so it runs again on another connection, once.
+    ///
+    /// The query is given up on after `timeout` (the backend's query timeout when `nil`).
+    func run(_ query: PostgresQuery, within timeout: Duration? = nil) async throws -> [PostgresRow] {
+        func attempt() async throws -> [PostgresRow] {
+            try await pool.withConnection { connection in
+                try await self.deadlined(query, on: connection, within: timeout).get().rows
+            }
+        }
+        do {
+            let rows: [PostgresRow]
+            do {
+                rows = try await attempt()
+            } catch let error as PSQLError where error.code == .clientClosedConnection {
+                rows = try await attempt()
+            }
+            recordAnswer()
+            return rows
+        } catch let error as PostgresBackendError {
+            recordFailure(error)
+            throw error
+        } catch {
+            let answered = Self.answered(error, by: url)
+            recordFailure(answered)
+            throw answered
+        }
+    }
+
+    /// Runs `body` in a transaction on a connection of the pool: commits when `body` returns, rolls back when it
+    /// throws (and closes the connection when even that gets no answer, so that it is never reused half-way).
+    func transaction<R: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        do {
+            let result = try await pool.withConnection { connection in
+                _ = try await self.deadlined("BEGIN", on: connection).get()
+                do {
+                    let result = try await body(connection)
+                    _ = try await self.deadlined("COMMIT", on: connection).get()
+                    return result
+                } catch {
+                    if (try? await self.deadlined("ROLLBACK", on: connection).get()) == nil {
+                        try? await connection.close()
+                    }
+                    throw error
+                }
+            }
+            recordAnswer()
+            return result
+        } catch let error as PostgresBackendError {
+            recordFailure(error)
+            throw error
+        } catch let error as PostgresConflict {
+            recordAnswer()
+            throw error
+        } catch {
+            let answered = Self.answered(error, by: url)
+            recordFailure(answered)
+            throw answered
+        }
+    }
+
+    /// `error`, from postgres-nio, as the backend's error: `failed` when the server sent it, `unreachable` when no
+    /// connection could be had or kept.
+    static func answered(_ error: any Error, by url: PostgresURL) -> PostgresBackendError {
+        let fromServer = (error as? PSQLError)?.code == .server
+        return PostgresBackendError(
+            fromServer ? .failed : .unreachable,
+            fromServer
+                ? "\(url) answered: \(String(reflecting: error))"
+                : "\(url) could not be reached: \(String(reflecting: error)). Check that the server runs and is "
+                    + "reachable.")
+    }
+
+    /// When the server last answered a query of the pool, and the failure since, if any.
+    struct Answers {
+        var lastAnswer: ContinuousClock.Instant?
+        /// A query that failed without the server's answer (no connection, no answer in time) after the last answer.
+        var lastFailure: (at: ContinuousClock.Instant, error: String)?
+    }
+
+    private let answerLog = Mutex(Answers())
+
+    func answers() -> Answers { answerLog.withLock { $0 } }
+
+    private func recordAnswer() {
+        answerLog.withLock { $0 = Answers(lastAnswer: .now, lastFailure: nil) }
+    }
+
+    /// Records `error`: as a failure to answer, unless the server sent it (the server answered, then).
+    func recordFailure(_ error: PostgresBackendError) {
+        if error.code == .failed {
+            recordAnswer()
+            return
+        }
+        answerLog.withLock { $0.lastFailure = (.now, "\(error)") }
+    }
+
+    /// Closes the pool and stops the event loop.
+    func close() async {
+        let task = running.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        try? await group.shutdownGracefully()
+    }
+}
