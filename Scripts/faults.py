@@ -48,7 +48,6 @@ class Instance:
     def start(self):
         self.process, self.base = start_ghost(ghost, self.name, self.url, self.root,
                                               "--storage-time-limit", str(STORAGE))
-        self.admin = None
         arguments = self.process.args
         self.admin = f"http://127.0.0.1:{arguments[arguments.index('--admin-port') + 1]}"
         self.token = re.search(r'name="csrf" value="([^"]+)"', get(self.base + "/settings")).group(1)
@@ -105,11 +104,15 @@ class Instance:
         return [(int(pid), query.startswith("LISTEN") or query == "SELECT 1") for pid, query in rows]
 
 
+def psql(statement):
+    """The command that runs `statement` with psql on the cluster's database, rows as tab-separated fields."""
+    return [f"{cluster.bin_dir}/psql", "-h", "127.0.0.1", "-p", str(cluster.port), "-U", "ghost", "-d", "ghost",
+            "-At", "-F", "\t", "-c", statement]
+
+
 def sql(statement):
     """Runs `statement` with psql; the rows, each a list of fields."""
-    result = subprocess.run(
-        [f"{cluster.bin_dir}/psql", "-h", "127.0.0.1", "-p", str(cluster.port), "-U", "ghost", "-d", "ghost", "-At",
-         "-F", "\t", "-c", statement], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(psql(statement), capture_output=True, text=True, timeout=60)
     return [line.split("\t") for line in result.stdout.splitlines() if line]
 
 
@@ -237,37 +240,27 @@ def stop_pool_backends():
         os.kill(pid, signal.SIGCONT)
 
 
-def stop_cluster(mode):
-    cluster.run(f"{cluster.bin_dir}/pg_ctl", "-D", cluster.data, "-m", mode, "-w", "stop")
-
-
-def start_cluster():
-    cluster.run(f"{cluster.bin_dir}/pg_ctl", "-D", cluster.data, "-l", os.path.join(cluster.root, "pg.log"), "-w",
-                "-o", f"-F -p {cluster.port} -k {cluster.root} -c listen_addresses=127.0.0.1", "start")
-
-
 def restart(mode):
     def fault():
-        stop_cluster(mode)
-        start_cluster()
+        cluster.stop_server(mode)
+        cluster.start_server()
     return fault
 
 
 def stop_database():
-    stop_cluster("fast")
+    cluster.stop_server("fast")
     try:
         if not wait_until(lambda: not any(instance.ready() for instance in instances), BOUND + 5):
             violation("an instance said it was ready while the database was stopped")
     finally:
-        start_cluster()
+        cluster.start_server()
     if not wait_until(lambda: all(instance.ready() for instance in instances), BOUND + 15):
         violation("an instance did not say it was ready once the database was back")
 
 
 def lock_policy():
     holder = subprocess.Popen(
-        [f"{cluster.bin_dir}/psql", "-h", "127.0.0.1", "-p", str(cluster.port), "-U", "ghost", "-d", "ghost", "-c",
-         f"BEGIN; LOCK TABLE mosaic_policy IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({4 * STORAGE}); COMMIT;"],
+        psql(f"BEGIN; LOCK TABLE mosaic_policy IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({4 * STORAGE}); COMMIT;"),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     terminate(listening=True)()

@@ -18,12 +18,13 @@ def get(url, timeout=5):
 
 
 def start_ghost(ghost, name, url, root, *options):
-    """Starts `ghost` on `url` with a data directory and log under `root`, waits until its admin port says ready;
-    returns the process and the base URL of its public port."""
+    """Starts `ghost` on `url` (on its data directory alone when None) with a data directory and log under `root`,
+    waits until its admin port says ready; returns the process and the base URL of its public port."""
     port, admin = free_port(), free_port()
     log = open(os.path.join(root, f"{name}.log"), "w")
+    database = ["--database-url", url] if url else []
     process = subprocess.Popen(
-        [ghost, "--port", str(port), "--admin-port", str(admin), "--database-url", url,
+        [ghost, "--port", str(port), "--admin-port", str(admin), *database,
          "--data-directory", os.path.join(root, name), *options], stdout=log, stderr=subprocess.STDOUT)
     for _ in range(300):
         try:
@@ -55,10 +56,18 @@ class Cluster:
     def start(self):
         """Creates, starts and makes database `ghost`; returns its URL."""
         self.run(f"{self.bin_dir}/initdb", "-D", self.data, "-U", "ghost", "-A", "trust", "--no-sync")
-        self.run(f"{self.bin_dir}/pg_ctl", "-D", self.data, "-l", os.path.join(self.root, "pg.log"), "-w", "-o",
-                 f"-F -p {self.port} -k {self.root} -c listen_addresses=127.0.0.1", "start")
+        self.start_server()
         self.run(f"{self.bin_dir}/createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "ghost", "ghost")
         return f"postgres://ghost@127.0.0.1:{self.port}/ghost?sslmode=disable"
+
+    def start_server(self):
+        """Starts the server on the cluster made by `start` (again, after `stop_server`)."""
+        self.run(f"{self.bin_dir}/pg_ctl", "-D", self.data, "-l", os.path.join(self.root, "pg.log"), "-w", "-o",
+                 f"-F -p {self.port} -k {self.root} -c listen_addresses=127.0.0.1", "start")
+
+    def stop_server(self, mode):
+        """Stops the server, keeping the cluster: `fast` or `immediate` (a crash, as far as the data knows)."""
+        self.run(f"{self.bin_dir}/pg_ctl", "-D", self.data, "-m", mode, "-w", "stop")
 
     def pids(self):
         """The postmaster and every process it started."""
@@ -68,7 +77,7 @@ class Cluster:
 
     def stop(self, show_logs=False):
         if os.path.exists(self.data):
-            self.run(f"{self.bin_dir}/pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
+            self.stop_server("immediate")
         if show_logs:
             for log in sorted(glob.glob(os.path.join(self.root, "*.log"))):
                 print(f"--- {log}", open(log).read()[-3000:], sep="\n")

@@ -14,8 +14,8 @@ exits non-zero when a check fails. Everything it starts is stopped at the end.
 
     python3 Scripts/slow-clients.py .build/debug/ghost
 """
-import os, resource, shutil, socket, subprocess, sys, tempfile, time
-from pgcluster import free_port, get
+import os, resource, shutil, socket, sys, tempfile, time
+from pgcluster import start_ghost
 
 ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
 if not os.path.exists(ghost):
@@ -73,20 +73,9 @@ def answered(connections):
 
 
 root = tempfile.mkdtemp(prefix="mosaic-slow-")
-port, admin = free_port(), free_port()
-log = open(os.path.join(root, "ghost.log"), "w")
-process = subprocess.Popen([ghost, "--port", str(port), "--admin-port", str(admin), "--data-directory", root],
-                           stdout=log, stderr=subprocess.STDOUT)
+process, base = start_ghost(ghost, "ghost", None, root)
+port = int(base.rsplit(":", 1)[1])
 try:
-    for _ in range(300):
-        try:
-            if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
-                break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        sys.exit("ghost did not become ready")
-
     print(f"1. {SLOW} slow bodies from 127.0.0.1")
     slow = [slow_body(port, "127.0.0.1") for _ in range(SLOW)]
     status, seconds = request(port, "127.0.0.2")
@@ -107,7 +96,6 @@ try:
 finally:
     process.terminate()
     process.wait(timeout=30)
-    log.close()
     if failures:
         print(open(os.path.join(root, "ghost.log")).read()[-3000:])
     shutil.rmtree(root, ignore_errors=True)
