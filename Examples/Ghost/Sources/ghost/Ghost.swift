@@ -162,6 +162,11 @@ struct Serve: AsyncParsableCommand {
             storageTimeLimit: .seconds(storageTimeLimit))
         let database = try await sharedDatabase()
         configuration.sharedStorage = database?.storage
+        // Analytics recognises a delivery it counted before among the last 1,000 it counted, and one whose
+        // completion a crash lost comes back when its claim's lease runs out: a lease of seconds, not two minutes,
+        // brings it back well within them (its handler takes milliseconds, or as long as storage may).
+        let handlerLimit = Duration.seconds(storageTimeLimit + 1)
+        configuration.durableEvents = DurableEventOptions(handlerTimeLimit: handlerLimit, claimLease: handlerLimit * 3)
         let (providers, reloadingFile) = try await configurationProviders()
         configuration.configurationProviders = providers
         let granted: Set<Entitlement> =
