@@ -1,4 +1,5 @@
 internal import HTTPTypes
+internal import Mosaic
 internal import NIOCore
 internal import NIOHTTPTypes
 internal import Synchronization
@@ -14,7 +15,7 @@ final class ConnectionCounts: Sendable {
 
     let maximum: Int
     let maximumPerClient: Int
-    private let held = Mutex<(total: Int, byClient: [String: Int])>((0, [:]))
+    private let held = Locked<(total: Int, byClient: [String: Int])>((0, [:]))
 
     init(maximum: Int, maximumPerClient: Int) {
         self.maximum = max(1, maximum)

@@ -1,3 +1,4 @@
+internal import Mosaic
 internal import Synchronization
 
 /// Where a served host is in its life, as `/health/ready` reports it: starting (the kernel is booting), ready, or
@@ -17,7 +18,7 @@ package final class Readiness: Sendable {
         var next = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init() {}
 

@@ -1,3 +1,4 @@
+internal import Mosaic
 internal import MosaicKernel
 internal import Synchronization
 
@@ -23,7 +24,7 @@ final class RenderCache: Sendable {
         var modules: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The value kept under `key` when nothing it depended on changed since (`now` being the versions now), with
     /// the shared-state keys its render read.

@@ -124,7 +124,7 @@ private final class FirstResult: Sendable {
         var cancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func set(_ continuation: CheckedContinuation<String?, Never>) {
         state.withLock { $0.continuation = continuation }

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import Logging
+internal import Mosaic
 internal import NIOCore
 internal import NIOPosix
 internal import PostgresNIO
@@ -17,7 +18,7 @@ final class PostgresConnections: Sendable {
     /// This instance, in `mosaic_instance`: seen at every heartbeat, and named by the durable handlers it runs.
     let instance = UUID()
     /// Runs the pool until ``close()``.
-    private let running: Mutex<Task<Void, Never>?>
+    private let running: Locked<Task<Void, Never>?>
     /// Numbers the connections made for listening.
     let ids = Atomic<Int>(0)
 
@@ -58,7 +59,7 @@ final class PostgresConnections: Sendable {
         configuration.options.minimumConnections = 1
         pool = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
         let pool = pool
-        running = Mutex(Task { await pool.run() })
+        running = Locked(Task { await pool.run() })
     }
 
     /// Runs `query` on a connection of the pool and returns its rows.
@@ -143,7 +144,7 @@ final class PostgresConnections: Sendable {
         var lastFailure: (at: ContinuousClock.Instant, error: String)?
     }
 
-    private let answerLog = Mutex(Answers())
+    private let answerLog = Locked(Answers())
 
     func answers() -> Answers { answerLog.withLock { $0 } }
 

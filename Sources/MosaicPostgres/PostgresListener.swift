@@ -1,4 +1,5 @@
 internal import Logging
+internal import Mosaic
 internal import MosaicKernel
 internal import NIOCore
 internal import PostgresNIO
@@ -31,7 +32,7 @@ final class PostgresListener: Sendable {
     }
 
     private let connections: PostgresConnections
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// How often the listening connection proves itself alive, and how long each proof may take.
     let heartbeat: Duration
     /// Watchers read everything again every this many heartbeats, in case a notification was lost unnoticed.

@@ -1,4 +1,5 @@
 internal import Logging
+internal import Mosaic
 internal import PostgresNIO
 internal import Synchronization
 
@@ -17,7 +18,7 @@ final class PostgresRetention: Sendable {
 
     let connections: PostgresConnections
     let retention: Duration
-    private let running = Mutex<Task<Void, Never>?>(nil)
+    private let running = Locked<Task<Void, Never>?>(nil)
 
     init(connections: PostgresConnections, retention: Duration) {
         self.connections = connections

@@ -1,3 +1,4 @@
+internal import Mosaic
 internal import Synchronization
 
 /// A clock that moves only when a test says so, for kernel time limits and delays without waiting or races.
@@ -51,7 +52,7 @@ public final class ManualClock: Clock, Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A clock at offset zero.
     public init() {}

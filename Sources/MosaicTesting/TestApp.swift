@@ -91,7 +91,7 @@ public final class TestApp: Sendable {
 
 /// The tabs the kernel navigated to.
 final class Navigations: Sendable {
-    private let tabs = Mutex<[String]>([])
+    private let tabs = Locked<[String]>([])
     func append(_ tab: String) { tabs.withLock { $0.append(tab) } }
     var all: [String] { tabs.withLock { $0 } }
 }

@@ -12,7 +12,7 @@ struct ForecastRoute: DeeplinkRoute {
 }
 
 /// What `ForecastModule`'s link handler saw.
-let forecastDays = Mutex<[String]>([])
+let forecastDays = Locked<[String]>([])
 
 // The README's ten-line module: one service, one dashboard contribution, one link handler.
 struct ForecastModule: Module {
@@ -68,7 +68,7 @@ struct ForecastModule: Module {
 
     @Test("modules build links in the host's scheme")
     func linksInHostScheme() async throws {
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         let kernel = makeKernel([
             serviceModule(
                 "com.app.links",

@@ -87,7 +87,7 @@ func firstList<Content>(
 
     @Test("a module collects what the modules it depends on contributed (Spezi's Collect)")
     func collect() async throws {
-        let collected = Mutex<[Panel]>([])
+        let collected = Locked<[Panel]>([])
         let kernel = makeKernel([
             contributor("com.app.weather", [("forecast", 1)]),
             contributor("com.app.art", [("painting", 2)]),

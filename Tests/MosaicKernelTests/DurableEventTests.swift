@@ -18,7 +18,7 @@ struct OrderPlacedRenamed: DurableEvent {
 
 /// What a durable handler was handed, in order, with a stream that tells each one as it comes.
 final class Handled: Sendable {
-    private let all = Mutex<[DurableEnvelope<OrderPlaced>]>([])
+    private let all = Locked<[DurableEnvelope<OrderPlaced>]>([])
     private let feed = AsyncStream.makeStream(of: Int.self)
 
     var envelopes: [DurableEnvelope<OrderPlaced>] { all.withLock { $0 } }

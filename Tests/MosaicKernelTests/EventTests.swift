@@ -8,7 +8,7 @@ struct ScoreChanged: Sendable { let points: Int }
 
 /// The activation contexts modules were given, so a test can act as a module.
 final class Contexts: Sendable {
-    private let all = Mutex<[ModuleID: ActivationContext]>([:])
+    private let all = Locked<[ModuleID: ActivationContext]>([:])
     func keep(_ context: ActivationContext) { all.withLock { $0[context.id] = context } }
     subscript(id: ModuleID) -> ActivationContext? { all.withLock { $0[id] } }
 }

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// What `ForecastReader` saw, per test run.
-let forecastsSeen = Mutex<[String: String]>([:])
+let forecastsSeen = Locked<[String: String]>([:])
 
 /// A module that injects a service into a stored property and reads it when activated and deactivated.
 struct ForecastReader: Module {
@@ -47,7 +47,7 @@ struct ForecastReader: Module {
     func injectedOutsideReadInside() async throws {
         struct Screen { @Injected(.forecast) var forecast }
         let screen = Screen()
-        let seen = Mutex<String?>(nil)
+        let seen = Locked<String?>(nil)
         let kernel = makeKernel([
             serviceModule("com.app.weather") { $0.services.singleton(.forecast) { PreviewForecast() } },
             serviceModule(
@@ -77,7 +77,7 @@ struct ForecastReader: Module {
 
     @Test("@Injected respects least privilege: an undeclared service fails with the registration to add")
     func injectedUndeclared() async throws {
-        let outcome = Mutex<ServiceError?>(nil)
+        let outcome = Locked<ServiceError?>(nil)
         struct Nosy { @Injected(.clock) var clock }
         let kernel = makeKernel([
             serviceModule("com.app.time") { $0.services.singleton(.clock) { FixedClock() } },

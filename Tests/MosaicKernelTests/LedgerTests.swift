@@ -6,7 +6,7 @@ import Testing
 /// Counts the instances of a service alive now, and keeps weak references to them.
 final class Census: Sendable {
     private let alive = Atomic<Int>(0)
-    private let made = Mutex<[Weak]>([])
+    private let made = Locked<[Weak]>([])
 
     struct Weak: @unchecked Sendable {
         // SAFETY: only read and written under `made`'s lock; a weak reference is never dereferenced unsafely.

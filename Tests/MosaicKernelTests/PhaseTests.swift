@@ -6,7 +6,7 @@ import Testing
 
 /// Records which module ran what, in order.
 final class Journal: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
     private let feed = AsyncStream.makeStream(of: String.self)
     func add(_ entry: String) {
         entries.withLock { $0.append(entry) }
@@ -42,7 +42,7 @@ struct RefreshFailed: Error {}
     @Test("participants run in dependency order with their services, and their time is in the boot report")
     func dependencyOrder() async throws {
         let journal = Journal()
-        let seen = Mutex<Int?>(nil)
+        let seen = Locked<Int?>(nil)
         let kernel = makeKernel([
             participant("com.app.dashboard", requires: [.module("com.app.weather")], journal: journal),
             participant("com.app.weather", requires: [.module("com.app.location")], journal: journal),

@@ -59,7 +59,7 @@ func serviceModule(
     @Test("a module using another's service activates after it and resolves it, with the factory's dependencies")
     func provideAndUse() async throws {
         let log = EventLog()
-        let seen = Mutex<String?>(nil)
+        let seen = Locked<String?>(nil)
         let kernel = makeKernel([
             serviceModule(
                 "com.app.dashboard", log: log,
@@ -199,7 +199,7 @@ func serviceModule(
 
     @Test("a module cannot resolve what it did not declare")
     func leastPrivilege() async throws {
-        let outcome = Mutex<ServiceError?>(nil)
+        let outcome = Locked<ServiceError?>(nil)
         let kernel = makeKernel([
             serviceModule("com.app.time") { $0.services.singleton(.clock) { FixedClock() } },
             serviceModule(

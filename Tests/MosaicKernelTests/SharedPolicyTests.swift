@@ -11,7 +11,7 @@ import Testing
 final class FlakyPolicyStore: SharedPolicyStore {
     struct Unreadable: Error {}
 
-    private let decided = Mutex<[Entitlement: Bool]>([:])
+    private let decided = Locked<[Entitlement: Bool]>([:])
     private let readable = Atomic(true)
 
     func decisions() throws -> [Entitlement: Bool] {

@@ -8,7 +8,7 @@ import Testing
 /// Shared storage in memory, whose watch tells nobody: what an instance sees before another instance's change has
 /// reached it. `change` writes a row as another instance would.
 final class SilentSharedStore: SharedStatePersister {
-    private let rows = Mutex<[String: (saved: SavedState, revision: Int64)]>([:])
+    private let rows = Locked<[String: (saved: SavedState, revision: Int64)]>([:])
     private let revisions = Atomic<Int64>(0)
 
     func change(_ id: String, to json: String) {
@@ -29,7 +29,7 @@ final class SilentSharedStore: SharedStatePersister {
     func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch { SharedWatch {} }
 
     /// The events transactions stored, in order.
-    let events = Mutex<[OutboxEvent]>([])
+    let events = Locked<[OutboxEvent]>([])
 
     func commit(_ rows: [SharedRow], events: [OutboxEvent]) throws -> SharedCommit {
         self.rows.withLock { stored in

@@ -13,7 +13,7 @@ final class HeldPersister: StatePersister {
     private let holdsLoads: Bool
     private let gate = Gate()
     /// The saves that completed, in order.
-    let saved = Mutex<[String]>([])
+    let saved = Locked<[String]>([])
 
     init(holdsLoads: Bool = false) {
         self.holdsLoads = holdsLoads

@@ -125,7 +125,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
     func chainFromTheMiddle(store: MigrationStore) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let stepsRun = Mutex<[Int]>([])
+        let stepsRun = Locked<[Int]>([])
         let key = StateKey.favouriteCity(
             store.persistence,
             migrations: [

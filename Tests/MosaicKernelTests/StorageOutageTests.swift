@@ -10,11 +10,11 @@ import Testing
 /// Shared storage whose saves never answer until the test lets them go (loads answer at once: nothing is saved).
 final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
     /// How many saves have started.
-    let started = Mutex(0)
+    let started = Locked(0)
     private let gate = Gate()
     private let revision = Atomic<Int64>(0)
     /// The values the storage stored in the end.
-    let stored = Mutex<[String]>([])
+    let stored = Locked<[String]>([])
 
     func loadRevision(_ id: String) async throws -> (saved: SavedState, revision: Int64)? { nil }
     func load(_ id: String) async throws -> SavedState? { nil }

@@ -222,7 +222,7 @@ extension TestMetrics {
         let tracer = InMemoryTracer()
         var options = KernelOptions()
         options.tracer = tracer
-        let handle = Mutex<Events?>(nil)
+        let handle = Locked<Events?>(nil)
         let kernel = makeKernel(
             [
                 ModuleFactory(manifest: Manifest(id: "com.app.listener", version: "1.0.0")) {

@@ -23,7 +23,7 @@ struct ClosureModule: Module {
 
 /// Which events each instance's handler got, and how often.
 final class Deliveries: Sendable {
-    private let handled = Mutex<[(event: UUID, attempt: Int, instance: String)]>([])
+    private let handled = Locked<[(event: UUID, attempt: Int, instance: String)]>([])
     private let feed = AsyncStream.makeStream(of: Int.self)
 
     var all: [(event: UUID, attempt: Int, instance: String)] { handled.withLock { $0 } }
@@ -57,7 +57,7 @@ struct DurableInstance {
         var options = KernelOptions()
         options.sharedStorage = database.storage
         options.durableEvents = durable
-        let shop = Mutex<ActivationContext?>(nil)
+        let shop = Locked<ActivationContext?>(nil)
         var factories = [
             ModuleFactory(
                 manifest: Manifest(id: "com.test.shop", version: "1.0.0"), register: { $0.writes(.counter) },

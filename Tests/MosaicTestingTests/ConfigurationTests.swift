@@ -20,7 +20,7 @@ struct MailerModule: Module {
     static let apiKey = ConfigurationKey<String>("apiKey", secret: true)
     static let retries = ConfigurationKey<Int>("retries", default: 3)
     static let host = ConfigurationKey<String>("host", default: "smtp.example")
-    static let read = Mutex<[String]>([])
+    static let read = Locked<[String]>([])
 
     static func register(in module: inout ModuleRegistrar) {
         module.configuration(apiKey, retries, host)
@@ -39,7 +39,7 @@ struct RefresherModule: Module {
     static let manifest = Manifest(id: "com.test.refresher", version: "1.0.0")
     static let minutes = ConfigurationKey<Int>("minutes", default: 15)
     static let token = ConfigurationKey<String>("token", secret: true)
-    static let minutesUpdates = Mutex<Feed<Int>?>(nil)
+    static let minutesUpdates = Locked<Feed<Int>?>(nil)
 
     static func register(in module: inout ModuleRegistrar) {
         module.configuration(minutes, token)

@@ -87,7 +87,7 @@ struct HarnessTests {
     @Test("run shuts the app down when its body returns and when it throws")
     func scopedRun() async throws {
         struct Oops: Error {}
-        let kept = Mutex<TestApp?>(nil)
+        let kept = Locked<TestApp?>(nil)
         await #expect(throws: Oops.self) {
             try await TestHarness(WeatherModule.self).run { app in
                 kept.withLock { $0 = app }

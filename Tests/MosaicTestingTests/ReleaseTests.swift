@@ -46,7 +46,7 @@ struct GrabbyModule: Module {
 }
 
 /// Objects kept past their module's life, as a careless module would keep them.
-let kept = Mutex<[AnyObject]>([])
+let kept = Locked<[AnyObject]>([])
 
 /// A module that leaves its service and its notebook in a global.
 struct LeakyModule: Module {

@@ -15,8 +15,8 @@ import Testing
 
 /// How often each test widget's content was built. Only ``RenderCacheTests`` uses these modules, one test at a time.
 enum RenderCounts {
-    static let counting = Mutex(0)
-    static let failing = Mutex(0)
+    static let counting = Locked(0)
+    static let failing = Locked(0)
 }
 
 extension StateKey where Value == String {

@@ -5,7 +5,7 @@ import Synchronization
 
 /// What test routes and handlers were reached, by a marker each test makes unique, so parallel tests stay apart.
 enum Reached {
-    private static let markers = Mutex<Set<String>>([])
+    private static let markers = Locked<Set<String>>([])
 
     static func record(_ marker: String) { _ = markers.withLock { $0.insert(marker) } }
     static func contains(_ marker: String) -> Bool { markers.withLock { $0.contains(marker) } }

@@ -87,7 +87,7 @@ struct GateModule: Module {
     static let manifest = Manifest(id: "com.test.gate", version: "1.0.0")
     static let (entered, enter) = AsyncStream.makeStream(of: Void.self)
     static let (opened, open) = AsyncStream.makeStream(of: Void.self)
-    static let events = Mutex<[String]>([])
+    static let events = Locked<[String]>([])
 
     static func register(in module: inout ModuleRegistrar) {
         module.route(.get, "/slow") { _ in

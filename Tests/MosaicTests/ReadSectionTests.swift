@@ -6,7 +6,7 @@ import Testing
 
 /// Which `Tracked` instances are alive: made ones are added, ended ones removed.
 private final class Lifetimes: Sendable {
-    private let alive = Mutex<Set<Int>>([])
+    private let alive = Locked<Set<Int>>([])
     private let made = Atomic<Int>(0)
 
     func begin() -> Int {

@@ -115,7 +115,7 @@ struct Ping: Sendable {}
 /// A module that hands out its events, so that the check can read one feed from two tasks.
 struct PingModule: Module {
     static let manifest = Manifest(id: "com.child.ping", version: "1.0.0")
-    static let events = Mutex<Events?>(nil)
+    static let events = Locked<Events?>(nil)
     func activate(_ context: ActivationContext) async throws { Self.events.withLock { $0 = context.events } }
 }
 

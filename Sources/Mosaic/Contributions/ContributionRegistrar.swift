@@ -92,7 +92,7 @@ extension ModuleRegistrar {
 /// Content built once and kept for the rest of an activation; a build that throws keeps nothing, so the next read
 /// builds again.
 private final class KeptContent<Content: Sendable>: Sendable {
-    private let stored = Mutex<Content?>(nil)
+    private let stored = Locked<Content?>(nil)
 
     var value: Content? { stored.withLock { $0 } }
 

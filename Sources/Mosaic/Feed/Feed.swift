@@ -73,10 +73,10 @@ package protocol FeedSource<Element>: AnyObject, Sendable {
 
 /// One element, then the end.
 private final class Just<Element: Sendable>: FeedSource {
-    private let element: Mutex<Element?>
+    private let element: Locked<Element?>
 
     init(_ element: Element) {
-        self.element = Mutex(element)
+        self.element = Locked(element)
     }
 
     func next(isolation actor: isolated (any Actor)?) async -> Element? {

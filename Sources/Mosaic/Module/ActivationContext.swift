@@ -23,7 +23,7 @@ public struct ActivationContext: Sendable {
         let version: SemanticVersion
         let shared: Shared
         /// Made on first use: most modules never log, and making a logger calls the host's logging factory.
-        private let madeLogger = Mutex<Logger?>(nil)
+        private let madeLogger = Locked<Logger?>(nil)
         let services: Services
         let contributions: Contributions
         let events: Events

@@ -44,7 +44,7 @@ package final class ModuleLedger: Sendable {
     /// Told once, when the ledger closes, before any grant is taken back: the kernel's event hub, which then stops
     /// the module publishing. (Every module holds that right; as a grant it cost each module a closure and a list.)
     private let closing: (any LedgerClosingObserver)?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init(module: ModuleID, closing: (any LedgerClosingObserver)? = nil) {
         self.module = module

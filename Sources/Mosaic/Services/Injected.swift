@@ -125,7 +125,7 @@ package func prepareInjectedProperties(of module: Any) throws(ServiceError) {
 }
 
 /// The module types ``prepareInjectedProperties(of:)`` found no ``Injected`` property in.
-private let typesWithoutInjected = Mutex<Set<ObjectIdentifier>>([])
+private let typesWithoutInjected = Locked<Set<ObjectIdentifier>>([])
 
 extension Injected: InjectedProperty {
     package func prepare() throws(ServiceError) {
@@ -136,7 +136,7 @@ extension Injected: InjectedProperty {
 /// The instance an ``Injected`` resolved last, shared by the wrapper's copies.
 @usableFromInline
 final class LastResolved<T: Sendable>: Sendable {
-    private let stored = Mutex<T?>(nil)
+    private let stored = Locked<T?>(nil)
     private let isSet = Atomic<Bool>(false)
 
     /// Keeps `value` when nothing is kept yet (later reads resolve anew, so the first is as good as any).
@@ -163,7 +163,7 @@ extension Services {
 /// use when the kernel registers the module.
 package final class InjectedUses: Sendable {
     @TaskLocal static var current: InjectedUses?
-    private let keys = Mutex<[AnyServiceKey]>([])
+    private let keys = Locked<[AnyServiceKey]>([])
 
     func record(_ key: AnyServiceKey) { keys.withLock { $0.append(key) } }
 

@@ -8,7 +8,7 @@ package final class ModuleCall: Sendable {
     /// The call the current task runs in, if any.
     @TaskLocal package static var current: ModuleCall?
 
-    private let failure = Mutex<ServiceError?>(nil)
+    private let failure = Locked<ServiceError?>(nil)
 
     package init() {}
 

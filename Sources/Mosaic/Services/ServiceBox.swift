@@ -35,7 +35,7 @@ package final class ServiceBox: @unchecked Sendable {
     /// The address of the built instance, or 0.
     @usableFromInline let published = Atomic<UInt>(0)
     /// The address of the built instance (0: none), owned by the box and changed only under this lock.
-    let storage = Mutex<UInt>(0)
+    let storage = Locked<UInt>(0)
 
     package init(
         key: AnyServiceKey, scope: ServiceScope, provider: ModuleID, type: any Any.Type, make: @escaping ServiceMaker
@@ -229,7 +229,7 @@ package final class ServiceBox: @unchecked Sendable {
 
     /// Instances released inside a read of them on the releasing thread, each freed by its box's next release (the
     /// entry keeps the box).
-    private static let retired = Mutex<[(box: ServiceBox, address: UInt)]>([])
+    private static let retired = Locked<[(box: ServiceBox, address: UInt)]>([])
 
     /// Ends and frees the instance the box owns at `address` (nothing at 0).
     private func free(_ address: UInt) {

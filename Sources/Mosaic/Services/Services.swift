@@ -19,7 +19,7 @@ public struct Services: Sendable {
         let module: ModuleID
         /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
         @usableFromInline let countsResolves: Bool
-        private let madeCallContext = Mutex<ServiceContext?>(nil)
+        private let madeCallContext = Locked<ServiceContext?>(nil)
 
         init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
             self.module = module

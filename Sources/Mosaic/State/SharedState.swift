@@ -76,7 +76,7 @@ private final class DistinctParts<Value: Sendable, Part: Equatable & Sendable>: 
     private let values: Feed<Value>
     private let part: any KeyPath<Value, Part> & Sendable
     /// The part delivered last.
-    private let last = Mutex<Part?>(nil)
+    private let last = Locked<Part?>(nil)
 
     init(of values: Feed<Value>, _ part: any KeyPath<Value, Part> & Sendable) {
         self.values = values

@@ -171,7 +171,7 @@ private final class HandlerRun: Sendable {
         var cancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func wait(_ continuation: CheckedContinuation<Result<Void, any Error>, Never>) {
         state.withLock { $0.continuation = continuation }

@@ -18,9 +18,9 @@ final class DurableOutbox: Sendable {
     let timeLimit: Duration
     private let logger = Logger(label: "mosaic.durable-events")
     /// The handlers running on this instance, as `module/name`.
-    private let running = Mutex<Set<String>>([])
+    private let running = Locked<Set<String>>([])
     /// The publishes waiting for the next commit, and whether one is under way.
-    private let batches = Mutex<(waiting: [Batch], committing: Bool)>(([], false))
+    private let batches = Locked<(waiting: [Batch], committing: Bool)>(([], false))
 
     /// One publish's events, and its caller.
     private struct Batch {

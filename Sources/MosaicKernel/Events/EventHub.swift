@@ -44,7 +44,7 @@ final class EventHub: EventBus, LedgerClosingObserver {
     /// The sender stamped on events the host publishes.
     static let host: ModuleID = "mosaic.host"
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The on-demand modules on standby that subscribe to each event type, by qualified type name; a publish of
     /// the type starts them.
     let standbySubscribers = StandbySubscribers()

@@ -36,7 +36,7 @@ final class MemoryDurableStore: DurableEventStore {
         var nextWatcher = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let clock: KernelClock
 
     init(clock: KernelClock) {

@@ -10,7 +10,7 @@ final class StandbySubscribers: Sendable {
         var starter: (@Sendable (ModuleID, String) async -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Whether any module waits for an event: a publish checks only this when none does.
     private let isWaiting = Atomic<Bool>(false)
 

@@ -19,7 +19,7 @@ final class Broadcast<Element: Sendable>: AnyBroadcast {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init() {}
 
@@ -173,7 +173,7 @@ extension Subscription {
 
 /// Something to do once a feed has ended; set before or after the end, it runs exactly once.
 final class EndHook: Sendable {
-    private let state = Mutex<(ended: Bool, action: (@Sendable () -> Void)?)>((false, nil))
+    private let state = Locked<(ended: Bool, action: (@Sendable () -> Void)?)>((false, nil))
 
     /// Runs `action` when the feed ends, or now if it has.
     func whenEnded(_ action: @escaping @Sendable () -> Void) {

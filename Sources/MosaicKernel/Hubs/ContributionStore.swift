@@ -36,7 +36,7 @@ final class ContributionStore: ContributionSource {
         var finished = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Advances whenever a point's visible list or the granted entitlements change.
     let version: VersionCounter
 
@@ -47,7 +47,7 @@ final class ContributionStore: ContributionSource {
             state.points[point.id] = Point(declaration: point)
             state.lists[point.id] = point.makeList([])
         }
-        self.state = Mutex(state)
+        self.state = Locked(state)
     }
 
     func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>] {

@@ -44,7 +44,7 @@ final class DeeplinkRouter: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let navigator: @Sendable (String) async -> Void
     private let pendingLimit: Int
     private let pendingTimeLimit: Duration

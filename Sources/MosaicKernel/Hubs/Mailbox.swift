@@ -1,3 +1,4 @@
+internal import Mosaic
 internal import Synchronization
 
 /// One subscriber's share of a ``Broadcast``: the elements sent to it that its reader has not taken yet, and the
@@ -59,7 +60,7 @@ final class Mailbox: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let capacity: Int
     /// Which elements the reader wants (`nil`: all); the others are never kept, so they take no room.
     private let accepts: (@Sendable (Parcel) -> Bool)?

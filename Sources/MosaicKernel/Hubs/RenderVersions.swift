@@ -1,3 +1,4 @@
+internal import Mosaic
 internal import Synchronization
 
 /// What a host's rendered page depends on, as version numbers that only grow: the contribution lists (with the
@@ -39,7 +40,7 @@ final class VersionCounter: Sendable {
 package final class StateReads: Sendable {
     @TaskLocal private static var current: StateReads?
 
-    private let reads = Mutex<[String: UInt64]>([:])
+    private let reads = Locked<[String: UInt64]>([:])
 
     /// An empty record.
     package init() {}

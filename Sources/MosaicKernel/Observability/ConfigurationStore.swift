@@ -12,7 +12,7 @@ final class ConfigurationStore: Sendable {
         let value: any ConfigurationValue
     }
 
-    private let values = Mutex<[ModuleID: [String: any ConfigurationValue]]>([:])
+    private let values = Locked<[ModuleID: [String: any ConfigurationValue]]>([:])
     private let changes = Broadcast<Change>()
 
     /// Sets every value of `module` (at boot), without telling observers.

@@ -67,7 +67,7 @@ struct ServiceTelemetry: ServiceObserver {
 
 /// `mosaic_service_builds_total` by provider, built and failed, made on a provider's first build.
 private final class BuildCounters: Sendable {
-    private let counters = Mutex<[ModuleID: (built: Counter, failed: Counter)]>([:])
+    private let counters = Locked<[ModuleID: (built: Counter, failed: Counter)]>([:])
 
     func counters(of provider: ModuleID, in telemetry: Telemetry) -> (built: Counter, failed: Counter) {
         if let made = counters.withLock({ $0[provider] }) { return made }

@@ -86,7 +86,7 @@ private final class HandleCache<Handle: Sendable>: Sendable {
         let value: String
     }
 
-    private let handles = Mutex<[Key: Handle]>([:])
+    private let handles = Locked<[Key: Handle]>([:])
 
     /// The handle for `label` and `dimensions`, made by `make` the first time.
     func handle(_ label: String, _ dimensions: [(String, String)], make: () -> Handle) -> Handle {

@@ -1,3 +1,4 @@
+internal import Mosaic
 internal import Synchronization
 
 /// A call to storage that a caller waits for at most until a deadline on the kernel's clock.
@@ -57,7 +58,7 @@ private final class DeadlineOutcome<R: Sendable>: Sendable {
         var onDelivery: [@Sendable () -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func wait(_ continuation: CheckedContinuation<R, any Error>) {
         let early = state.withLock { state -> Result<R, any Error>? in

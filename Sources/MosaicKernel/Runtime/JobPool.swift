@@ -55,7 +55,7 @@ final class JobPool: Sendable {
 
     let width: Int
     let timeLimit: Duration
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(width: Int, timeLimit: Duration) {
         self.width = width

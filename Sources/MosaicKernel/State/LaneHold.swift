@@ -1,3 +1,4 @@
+internal import Mosaic
 internal import Synchronization
 
 /// The lanes one write (or transaction) holds, released exactly once: by the write when it ends, or, when the write
@@ -5,7 +6,7 @@ internal import Synchronization
 final class LaneHold: Sendable {
     private let lanes: [WriteLane]
     /// How many of `lanes` are taken, in order.
-    private let taken = Mutex(0)
+    private let taken = Locked(0)
     private let handedOff = Atomic(false)
 
     /// A hold on `lanes`, taken in the order given by ``acquire(until:on:)``.

@@ -22,7 +22,7 @@ final class StateDatabase: StatePersister {
     /// The database file, for diagnostics.
     let path: String
     /// The open database, or its opening under way.
-    private let opening = Mutex<Task<DatabaseQueue, any Error>?>(nil)
+    private let opening = Locked<Task<DatabaseQueue, any Error>?>(nil)
 
     /// The database in `directory` (created if need be on the first call).
     convenience init(directory: String, busyTimeout: Duration = .seconds(5)) {

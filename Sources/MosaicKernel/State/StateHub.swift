@@ -44,7 +44,7 @@ final class StateHub: StateStore, StateLoading {
     /// The writer the host writes as; it may write every key.
     static let host: ModuleID = "mosaic.host"
 
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Advances on every write of any key.
     let writes: VersionCounter
     private let directory: String?

@@ -1,3 +1,4 @@
+internal import Mosaic
 internal import Synchronization
 
 /// Orders the writes of one state key: one at a time, first come first served, and a writer waits for its turn by
@@ -16,7 +17,7 @@ final class WriteLane: Sendable {
         var joining: [Int: (any Error)?] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Takes the lane, waiting for the writes before this one; throws ``Deadline/Exceeded`` when `clock` reaches
     /// `deadline` (or the task is cancelled) first.

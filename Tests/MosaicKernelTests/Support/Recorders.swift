@@ -10,7 +10,7 @@ final class ConcurrencyTracker: Sendable {
         var held: [CheckedContinuation<Void, Never>] = []
         var entered = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let arrivals = AsyncStream.makeStream(of: Int.self)
 
     var maximum: Int { state.withLock { $0.maximum } }
@@ -53,7 +53,7 @@ final class ConcurrencyTracker: Sendable {
 
 /// Keeps the context a module was activated with.
 final class ContextRecorder: Sendable {
-    private let stored = Mutex<ActivationContext?>(nil)
+    private let stored = Locked<ActivationContext?>(nil)
     func record(_ context: ActivationContext) { stored.withLock { $0 = context } }
     var context: ActivationContext? { stored.withLock { $0 } }
 }

@@ -44,7 +44,7 @@ final class EventLog: Sendable {
         case deactivated(ModuleID)
     }
 
-    private let events = Mutex<[Event]>([])
+    private let events = Locked<[Event]>([])
 
     func record(_ event: Event) { events.withLock { $0.append(event) } }
     var all: [Event] { events.withLock { $0 } }
@@ -64,7 +64,7 @@ final class EventLog: Sendable {
 
 /// A latch that suspends callers, ignoring cancellation, until opened.
 final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func wait() async {
         await withCheckedContinuation { continuation in

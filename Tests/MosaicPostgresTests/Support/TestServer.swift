@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Mosaic
 import NIOCore
 import NIOPosix
 import PostgresNIO
@@ -46,7 +47,7 @@ final class TestServer: Sendable {
 
     /// Servers start one at a time: a server inherits whatever descriptors the test process has open when it is
     /// spawned, and would keep another suite's port check, and with it that port, if they overlapped.
-    private static let starting = Mutex(())
+    private static let starting = Locked(())
 
     /// Starts a server.
     static func start() throws -> TestServer {
@@ -246,7 +247,7 @@ struct TestServerError: Error, CustomStringConvertible {
 
 /// Numbers databases within one server.
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Locked(0)
     func next() -> Int {
         value.withLock {
             $0 += 1

@@ -66,9 +66,9 @@ struct AnalyticsModule: Module {
 /// Whether the event being counted was counted before: what the first change of the transaction found, for the
 /// second, which runs right after it.
 private final class SeenBefore: Sendable {
-    private let seen = Mutex(false)
-    var value: Bool { seen.withLock { $0 } }
-    func set(_ value: Bool) { seen.withLock { $0 = value } }
+    private let seen = Atomic(false)
+    var value: Bool { seen.load(ordering: .acquiring) }
+    func set(_ value: Bool) { seen.store(value, ordering: .releasing) }
 }
 
 /// The settings a person changes in the app itself; the host's own settings (entitlements) sit beside them.
