@@ -18,22 +18,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 swift build -c release --package-path Benchmarks --product MosaicBenchmarks
-# valgrind reads debug info slowly and crashes on async Swift's sigsuspend unless it gets a copy of the mask.
-objcopy --strip-debug Benchmarks/.build/release/MosaicBenchmarks "$work/bench"
-cat > "$work/shim.c" <<'C'
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <signal.h>
-#include <string.h>
-int sigsuspend(const sigset_t *mask) {
-    static int (*real)(const sigset_t *);
-    if (!real) real = (int (*)(const sigset_t *))dlsym(RTLD_NEXT, "sigsuspend");
-    sigset_t copy;
-    memcpy(&copy, mask, sizeof copy);
-    return real(&copy);
-}
-C
-cc -O2 -shared -fPIC -o "$work/shim.so" "$work/shim.c" -ldl
+source Benchmarks/valgrind-shim.sh
 
 if [ "$mode" = boot ]; then
     LD_PRELOAD="$work/shim.so" valgrind --tool=callgrind --callgrind-out-file="$work/boot.out" \

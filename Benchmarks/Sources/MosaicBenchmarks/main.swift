@@ -8,6 +8,8 @@
 // `… MosaicBenchmarks on-demand` boots 100 Ghost-shaped modules, 90 of them on demand, against all 100 at boot, and
 // times the first link to a module on standby; `profile-on-demand ON_DEMAND TIMES` boots that app TIMES times with
 // ON_DEMAND modules on demand and prints nothing (callgrind.sh on-demand);
+// `… MosaicBenchmarks budget OPERATION COUNT` repeats one of the operations budgets.sh counts (BudgetOperations.swift)
+// COUNT times and prints nothing;
 // `… MosaicBenchmarks injected` compares an `@Injected` read with `resolve`;
 // `… MosaicBenchmarks singleton` compares `resolve` and `withService` of a singleton with a global `let`, 1 and 2 threads;
 // `… MosaicBenchmarks many` is the services mode's last table alone: 1,000 services registered and resolved, warm
@@ -47,6 +49,10 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runBootMemory(count: numberArgument(standard: 10_000))
 } else if CommandLine.arguments.dropFirst().first == "on-demand" {
     try await runOnDemandBenchmark()
+} else if CommandLine.arguments.dropFirst().first == "budget", CommandLine.arguments.count > 3,
+    let operation = budgetOperations[CommandLine.arguments[2]], let count = Int(CommandLine.arguments[3])
+{
+    try await operation(count)
 } else if CommandLine.arguments.dropFirst().first == "profile-on-demand", CommandLine.arguments.count > 3 {
     try await profileOnDemandBoot(
         onDemand: Int(CommandLine.arguments[2]) ?? 90, times: Int(CommandLine.arguments[3]) ?? 10)

@@ -27,6 +27,9 @@ package typealias ServiceMaker = @Sendable (_ table: ServiceTable, _ memory: Uns
 package final class ServiceBox: @unchecked Sendable {
     @usableFromInline package let key: AnyServiceKey
     @usableFromInline package let scope: ServiceScope
+    /// Whether ``scope`` is transient: such a box never holds an instance, so a resolve goes straight to its factory
+    /// without beginning a read.
+    @usableFromInline package let isTransient: Bool
     @usableFromInline package let provider: ModuleID
     /// The service's type: what ``make`` builds and what ``free(_:)`` ends.
     private let type: any Any.Type
@@ -42,6 +45,7 @@ package final class ServiceBox: @unchecked Sendable {
     ) {
         self.key = key
         self.scope = scope
+        if case .transient = scope { isTransient = true } else { isTransient = false }
         self.provider = provider
         self.type = type
         self.make = make

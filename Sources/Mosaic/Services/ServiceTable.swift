@@ -60,17 +60,34 @@ package final class ServiceTable: Sendable {
     package func resolve<T: Sendable>(_ box: Unmanaged<ServiceBox>, as type: T.Type) throws(ServiceError) -> T {
         // The common case, a built instance, reads the box without retaining it; anything else takes the long way.
         try Self.builtValue(in: box, as: type) { () throws(ServiceError) -> T in
-            try box.takeUnretainedValue().get(from: self, as: type)
+            try Self.get(box, from: self, as: type)
         }
     }
 
-    /// The instance `box` has built, read without retaining the box, or else (not built, or not active) what
-    /// `otherwise` returns. No `T?` in between: code not specialized for `T` would ask the runtime for the
+    /// What `box` gives (``ServiceBox/get(from:as:)``), its dependencies resolved from `table`, with the box borrowed
+    /// rather than retained: a resolve then writes no reference count of a box that other threads read too.
+    @inlinable
+    package static func get<T>(_ box: Unmanaged<ServiceBox>, from table: ServiceTable, as type: T.Type)
+        throws(ServiceError) -> T
+    {
+        do {
+            return try box._withUnsafeGuaranteedRef { try $0.get(from: table, as: type) }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            // `get` throws only ServiceError; the borrowing call above forgets the type.
+            throw ServiceError(.factoryFailed, service: String(reflecting: type), message: "\(error)")
+        }
+    }
+
+    /// The instance `box` has built, read without retaining the box, or else (transient, not built, or not active)
+    /// what `otherwise` returns. No `T?` in between: code not specialized for `T` would ask the runtime for the
     /// metadata of `Optional<T>` on every call.
     @inlinable @inline(__always)
     package static func builtValue<T: Sendable>(
         in box: Unmanaged<ServiceBox>, as type: T.Type, otherwise: () throws(ServiceError) -> T
     ) throws(ServiceError) -> T {
+        if box._withUnsafeGuaranteedRef({ $0.isTransient }) { return try otherwise() }
         let address = box._withUnsafeGuaranteedRef { $0.beginRead() }
         if address != 0 {
             defer { box._withUnsafeGuaranteedRef { $0.endRead() } }

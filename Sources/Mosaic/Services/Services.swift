@@ -77,8 +77,15 @@ public struct Services: Sendable {
             return try resolveAnyCase(type)
         }
         return try ServiceTable.builtValue(in: box, as: type) { () throws(ServiceError) -> T in
-            try resolveAnyCase(type)
+            try resolveNotBuilt(box, as: type)
         }
+    }
+
+    /// ``resolve(_:)-(T.Type)`` of a service in `box` with no instance to read: a transient, a singleton's first use,
+    /// or a provider that is not active. Out of line, as the rare path of a singleton; the box found is used again.
+    @inlinable @inline(never)
+    func resolveNotBuilt<T: Sendable>(_ box: Unmanaged<ServiceBox>, as type: T.Type) throws(ServiceError) -> T {
+        try ServiceTable.get(box, from: all, as: type)
     }
 
     /// ``resolve(_:)-(T.Type)`` in every case: counted, overridden, not built yet, or failing.

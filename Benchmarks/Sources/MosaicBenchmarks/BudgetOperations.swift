@@ -1,0 +1,109 @@
+import Hummingbird
+import HummingbirdTesting
+import Logging
+@_spi(Hosting) import Mosaic
+import MosaicHummingbird
+import MosaicKernel
+
+/// The operations whose instructions and heap allocations `Benchmarks/budgets.sh` counts and holds to the budgets in
+/// `Benchmarks/budgets.txt`. Each sets up once, then repeats its operation `count` times and prints nothing; the script
+/// runs two counts and divides the difference, so that starting the process and the setup cancel out.
+let budgetOperations: [String: @Sendable (_ count: Int) async throws -> Void] = [
+    "resolve": { count in
+        let services = try await mosaicServices()
+        for _ in 0..<count { consume(try services.resolve(.shared)) }
+    },
+    "injected": { count in
+        let (kernel, module) = try await injectingModule()
+        for _ in 0..<count { consume(module.shared) }
+        await kernel.shutdown()
+    },
+    "transient": { count in
+        let services = try await mosaicServices()
+        for _ in 0..<count { consume(try services.resolve(.leafA)) }
+    },
+    "root-and-3": { count in
+        let services = try await mosaicServices()
+        for _ in 0..<count { consume(try services.resolve(ServiceKey(Root.self))) }
+    },
+    // The floors of the two above: the same instances made by hand.
+    "transient-direct": { count in for _ in 0..<count { consume(A() as any LeafA) } },
+    "root-and-3-direct": { count in for _ in 0..<count { consume(Root(a: A(), b: B(), c: C())) } },
+    "link-among-1000": { count in
+        let kernel = Kernel(
+            catalog: linkHandlerCatalog(), host: HostEnvironment(version: "1.0.0", schemes: ["ghost"]),
+            logger: quietLogger())
+        try await kernel.boot()
+        let link = try Deeplink(parsing: "ghost://home/f57-3/show?id=42")
+        for _ in 0..<count {
+            guard case .handled = await kernel.open(link) else { fatalError("the benchmark link was not handled") }
+        }
+        await kernel.shutdown()
+    },
+    "event-to-1": { count in
+        let kernel = Kernel(catalog: ModuleCatalog(), host: HostEnvironment(version: "1.0.0"), logger: quietLogger())
+        try await kernel.boot()
+        let (received, receive) = AsyncStream.makeStream(of: Void.self)
+        let ticks = kernel.events.subscribe(to: Tick.self, buffer: 16)
+        let subscriber = Task { for await _ in ticks { receive.yield() } }
+        var receipts = received.makeAsyncIterator()
+        for round in 0..<count {
+            try kernel.events.publish(Tick(round: round))
+            _ = await receipts.next()
+        }
+        subscriber.cancel()
+        await kernel.shutdown()
+    },
+    "dashboard": { count in try await getRepeatedly(count, bare: false) },
+    "bare-route": { count in try await getRepeatedly(count, bare: true) },
+    "boot-100": { count in try await profileOnDemandBoot(onDemand: 0, times: count) },
+]
+
+/// A logger that prints nothing below critical: the kernel's own cost, not the console's.
+func quietLogger() -> Logger {
+    var quiet = Logger(label: "bench")
+    quiet.logLevel = .critical
+    return quiet
+}
+
+/// A booted kernel whose one module reads a singleton through `@Injected`, and that module.
+func injectingModule() async throws -> (Kernel, InjectingModule) {
+    var catalog = ModuleCatalog()
+    catalog.add(ModuleFactory(InjectingModule.self))
+    let kernel = Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quietLogger())
+    try await kernel.boot()
+    guard let module = InjectingModule.activated.withLock({ $0 }) else {
+        fatalError("the benchmark module did not activate")
+    }
+    return (kernel, module)
+}
+
+/// GETs `/dashboard` of the web host over 20 Ghost-shaped modules `count` times, in process (Hummingbird's router
+/// test client: the whole responder, no socket); or, with `bare`, a router of one route answering the same bytes, the
+/// floor the web host is held to.
+func getRepeatedly(_ count: Int, bare: Bool) async throws {
+    let catalog = ghostShapedCatalog(count: 20, onDemand: 0)
+    let kernel = Kernel(
+        catalog: catalog, host: HostEnvironment(version: "1.0.0", schemes: ["bench"]),
+        extensionPoints: WebHost.extensionPoints, logger: quietLogger())
+    try await kernel.boot()
+    let web = WebHost(kernel: kernel, catalog: catalog, scheme: "bench", title: "Bench", logger: quietLogger())
+    let page = try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
+        try await client.execute(uri: "/dashboard", method: .get) { $0.body }
+    }
+    let router = Router()
+    if bare {
+        router.get("/dashboard") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: page))
+        }
+    }
+    let application = bare ? Application(router: router) : Application(router: web.router(servedOn: .loopback))
+    try await application.test(.router) { client in
+        for _ in 0..<count {
+            try await client.execute(uri: "/dashboard", method: .get) { response in
+                guard response.status == .ok else { fatalError("/dashboard answered \(response.status)") }
+            }
+        }
+    }
+    await kernel.shutdown()
+}
