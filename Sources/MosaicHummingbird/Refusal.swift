@@ -16,9 +16,7 @@ extension ChannelHandlerContext {
         fields[.contentLength] = "\(body.readableBytes)"
         fields[.connection] = "close"
         if let retryAfter { fields[.retryAfter] = "\(retryAfter)" }
-        for (name, value) in WebHost.securityHeaders {
-            if let field = HTTPField.Name(name) { fields[field] = value }
-        }
+        WebHost.addSecurityHeaders(to: &fields)
         write(NIOAny(HTTPResponsePart.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
         write(NIOAny(HTTPResponsePart.body(body)), promise: nil)
         let channel = self.channel

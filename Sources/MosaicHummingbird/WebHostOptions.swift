@@ -64,10 +64,12 @@ public struct WebHostOptions: Sendable, Hashable {
 
     /// The host name of `authority`, without its port, lowercased.
     static func hostName(of authority: String) -> String {
+        // Bytes, not characters: an authority is ASCII, and a character search breaks graphemes on every request.
         let lowered = authority.lowercased()
-        if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") {
+        if lowered.hasPrefix("["), let end = lowered.utf8.firstIndex(of: UInt8(ascii: "]")) {
             return String(lowered[...end])
         }
-        return String(lowered.prefix { $0 != ":" })
+        guard let colon = lowered.utf8.firstIndex(of: UInt8(ascii: ":")) else { return lowered }
+        return String(lowered[..<colon])
     }
 }
