@@ -18,7 +18,8 @@ source Benchmarks/valgrind-shim.sh
 while read -r operation few many; do
     for count in "$few" "$many"; do
         LD_PRELOAD="$work/shim.so" valgrind --tool=callgrind --callgrind-out-file="$work/out" \
-            "$work/bench" budget "$operation" "$count" > /dev/null 2> "$work/log"
+            "$work/bench" budget "$operation" "$count" > /dev/null 2> "$work/log" ||
+            { echo "budget $operation $count failed:" >&2; tail -20 "$work/log" >&2; exit 1; }
         instructions=$(sed -n 's/.*refs: *\([0-9,]*\).*/\1/p' "$work/log" | tr -d ,)
         allocations=$(sed -n 's/^heap allocations: \([0-9]*\)$/\1/p' "$work/log" | tail -1)
         echo "$operation $count $instructions $allocations" >> "$work/counts"

@@ -49,9 +49,13 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runBootMemory(count: numberArgument(standard: 10_000))
 } else if CommandLine.arguments.dropFirst().first == "on-demand" {
     try await runOnDemandBenchmark()
-} else if CommandLine.arguments.dropFirst().first == "budget", CommandLine.arguments.count > 3,
-    let operation = budgetOperations[CommandLine.arguments[2]], let count = Int(CommandLine.arguments[3])
-{
+} else if CommandLine.arguments.dropFirst().first == "budget" {
+    // A misspelt operation must stop here, not fall through to the default mode (every benchmark, under valgrind).
+    guard CommandLine.arguments.count > 3, let operation = budgetOperations[CommandLine.arguments[2]],
+        let count = Int(CommandLine.arguments[3])
+    else {
+        fatalError("usage: MosaicBenchmarks budget OPERATION COUNT, OPERATION one of \(budgetOperations.keys.sorted())")
+    }
     try await operation(count)
 } else if CommandLine.arguments.dropFirst().first == "profile-on-demand", CommandLine.arguments.count > 3 {
     try await profileOnDemandBoot(
