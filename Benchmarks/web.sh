@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# wrk against Ghost's dashboard and a bare Hummingbird route, in the same run, release builds; then the latency
-# percentiles of four Ghost routes: /dashboard, /modules, GET /open?url=… (the page that asks to confirm a link) and
-# a module's API route (/api/weather/Oslo).
+# wrk against Ghost's dashboard and a bare Hummingbird route serving the same bytes, in the same run, release
+# builds; then the latency percentiles of four Ghost routes: /dashboard, /modules, GET /open?url=… (the page that asks
+# to confirm a link) and a module's API route (/api/weather/Oslo).
 # Usage: bash Benchmarks/web.sh [seconds] [pairs]   (5 pairs unless given; needs wrk: apt-get install wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,12 +14,13 @@ swift build -c release --package-path Benchmarks --product bare-server
 data="$(mktemp -d)"
 .build/release/ghost --port 8181 --data-directory "$data" >/dev/null &
 ghost=$!
-Benchmarks/.build/release/bare-server 8182 &
+trap 'kill $ghost 2>/dev/null; rm -rf "$data"' EXIT
+for _ in $(seq 100); do curl -fs http://127.0.0.1:8181/dashboard -o "$data/dashboard.html" && break; sleep 0.1; done
+# The bare route answers the bytes Ghost's dashboard answered: the same response body, without the application.
+Benchmarks/.build/release/bare-server 8182 "$data/dashboard.html" &
 bare=$!
 trap 'kill $ghost $bare 2>/dev/null; rm -rf "$data"' EXIT
-for port in 8181 8182; do
-    for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/dashboard" >/dev/null && break; sleep 0.1; done
-done
+for _ in $(seq 100); do curl -fs http://127.0.0.1:8182/dashboard >/dev/null && break; sleep 0.1; done
 
 # requests/s, p50 and p99 of `wrk -t2 -c32 --latency` against URL; fails on any non-2xx answer.
 measure() {
