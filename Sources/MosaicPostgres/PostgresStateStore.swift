@@ -5,9 +5,23 @@ internal import PostgresNIO
 /// Persisted state keys in `mosaic_state`: a row per key with its JSON, the key's version when saved, and a
 /// revision the database advances on every write. A write replaces only the revision its writer read; rows no code
 /// can use are moved to `mosaic_state_unreadable`, never overwritten.
+///
+/// Writes of different keys that arrive together share one statement, so one commit (``GroupCommit``).
 struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     let connections: PostgresConnections
     let listener: PostgresListener
+    private let writes: GroupCommit<SharedRow, SharedSave>
+
+    /// At most this many rows go into one statement; more wait for the next.
+    static let rowsPerCommit = 500
+
+    init(connections: PostgresConnections, listener: PostgresListener) {
+        self.connections = connections
+        self.listener = listener
+        writes = GroupCommit(limit: Self.rowsPerCommit, row: \.id) { rows in
+            try await Self.save(rows, on: connections)
+        }
+    }
 
     var description: String { "\(connections.url)" }
 
@@ -41,11 +55,51 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     }
 
     func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave {
-        let rows = try await connections.run(
-            Self.compareAndSet(SharedRow(id: id, data: data, version: version, revision: revision)))
-        if let row = rows.first { return .saved(revision: try row.decode(Int64.self)) }
-        let current = try await loadRevision(id)
-        return .conflict(current: current?.saved, revision: current?.revision)
+        try await writes.write(SharedRow(id: id, data: data, version: version, revision: revision))
+    }
+
+    /// Saves each of `rows` (of distinct keys) that is still at the revision its writer read, in one statement;
+    /// the others' rows are read back as they are now.
+    static func save(_ rows: [SharedRow], on connections: PostgresConnections) async throws -> [SharedSave] {
+        let ids = rows.map(\.id)
+        let values = rows.map { text($0.data) }
+        let versions = rows.map(\.version)
+        // Revisions start at 1, so -1 stands for "no row yet" (an array element cannot be NULL here).
+        let revisions = rows.map { $0.revision ?? -1 }
+        let saved = try await connections.run(
+            """
+            WITH written AS (
+                SELECT * FROM unnest(\(ids)::text[], \(values)::text[], \(versions)::integer[], \(revisions)::bigint[])
+                    AS written(id, value, version, revision)),
+            updated AS (
+                UPDATE mosaic_state kept SET value = written.value, version = written.version FROM written
+                WHERE written.revision >= 0 AND kept.id = written.id AND kept.revision = written.revision
+                RETURNING kept.id, kept.revision),
+            inserted AS (
+                INSERT INTO mosaic_state (id, value, version, revision)
+                SELECT id, value, version, 0 FROM written WHERE written.revision < 0
+                ON CONFLICT (id) DO NOTHING RETURNING id, revision)
+            SELECT id, revision FROM updated UNION ALL SELECT id, revision FROM inserted
+            """)
+        var stored: [String: Int64] = [:]
+        for row in saved {
+            let (id, revision) = try row.decode((String, Int64).self)
+            stored[id] = revision
+        }
+        let lost = ids.filter { stored[$0] == nil }
+        var current: [String: (saved: SavedState, revision: Int64)] = [:]
+        if !lost.isEmpty {
+            for row in try await connections.run(
+                "SELECT id, value, version, revision FROM mosaic_state WHERE id = ANY(\(lost))")
+            {
+                let (id, value, version, revision) = try row.decode((String, String, Int, Int64).self)
+                current[id] = (SavedState(data: Data(value.utf8), version: version), revision)
+            }
+        }
+        return ids.map { id in
+            if let revision = stored[id] { return .saved(revision: revision) }
+            return .conflict(current: current[id]?.saved, revision: current[id]?.revision)
+        }
     }
 
     func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit {

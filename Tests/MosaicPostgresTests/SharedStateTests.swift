@@ -104,6 +104,65 @@ struct PostgresSharedStateTests {
         await new.stop()
     }
 
+    @Test func writesStoredTogetherEachGetTheirOwnOutcomeInOneTransaction() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let database = try await PostgresBackend.connect(url: url)
+        let state = database.storage.state
+        let json = { (text: String) in Data("\"\(text)\"".utf8) }
+        guard case .saved(let kept) = try await state.save(json("one"), version: 1, for: "kept", replacing: nil),
+            case .saved(let stale) = try await state.save(json("one"), version: 1, for: "stale", replacing: nil),
+            case .saved(let taken) = try await state.save(json("first"), version: 1, for: "taken", replacing: nil),
+            case .saved(let now) = try await state.save(json("two"), version: 1, for: "stale", replacing: stale)
+        else {
+            Issue.record("the rows to start from were not written")
+            return
+        }
+        let outcomes = try await PostgresStateStore.save(
+            [
+                SharedRow(id: "kept", data: json("changed"), version: 1, revision: kept),
+                SharedRow(id: "new", data: json("new"), version: 2, revision: nil),
+                SharedRow(id: "stale", data: json("lost"), version: 1, revision: stale),
+                SharedRow(id: "taken", data: json("second"), version: 1, revision: nil),
+            ], on: database.connections)
+        #expect(outcomes.count == 4)
+        guard case .saved = outcomes[0], case .saved = outcomes[1] else {
+            Issue.record("the rows still at their writers' revisions were not saved: \(outcomes)")
+            return
+        }
+        // The others lost their races, and read the rows as they are now.
+        #expect(outcomes[2] == .conflict(current: SavedState(data: json("two"), version: 1), revision: now))
+        #expect(outcomes[3] == .conflict(current: SavedState(data: json("first"), version: 1), revision: taken))
+        let rows = try await server.execute(
+            "SELECT id, value, xmin::text FROM mosaic_state ORDER BY id", in: Self.name(of: url))
+        let stored = try rows.map { try $0.decode((String, String, String).self) }
+        #expect(stored.map { "\($0.0)=\($0.1)" } == ["kept=\"changed\"", "new=\"new\"", "stale=\"two\"", "taken=\"first\""])
+        // One transaction wrote both saved rows.
+        #expect(stored[0].2 == stored[1].2)
+        await database.close()
+    }
+
+    @Test func sixteenWritersOnDistinctKeysAllLand() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let a = try await Instance.boot(url)
+        let b = try await Instance.boot(url)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<16 {
+                group.addTask {
+                    let key = StateKey<Int>("com.test.writer\(writer)", initial: 0, persistence: .database)
+                    for _ in 0..<10 { try await a.kernel.sharedState.update(key) { $0 += 1 } }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for writer in 0..<16 {
+            let key = StateKey<Int>("com.test.writer\(writer)", initial: 0, persistence: .database)
+            #expect(await first(b.kernel.sharedState.values(of: key)) { $0 == 10 } == 10)
+        }
+        await a.stop()
+        await b.stop()
+    }
+
     static func name(of url: String) -> String {
         String(URLComponents(string: url)?.path.dropFirst() ?? "")
     }

@@ -6,9 +6,8 @@ internal import Synchronization
 /// The kernel's side of durable events: records published ones in the store, registers handlers, and runs each
 /// running handler's deliveries.
 ///
-/// Publishes share commits: while one batch is being stored, every publish that arrives waits for the next, which
-/// stores all of them in one call (all or none, as one publish). One publisher pays a round trip per event; many at
-/// once pay one round trip per batch, so the outbox keeps up with them.
+/// Publishes share commits (``GroupCommit``): while one group is being stored, every publish that arrives waits for
+/// the next, which stores all of them in one call (all or none, as one publish).
 final class DurableOutbox: Sendable {
     let store: any DurableEventStore
     let options: DurableEventOptions
@@ -19,14 +18,8 @@ final class DurableOutbox: Sendable {
     private let logger = Logger(label: "mosaic.durable-events")
     /// The handlers running on this instance, as `module/name`.
     private let running = Locked<Set<String>>([])
-    /// The publishes waiting for the next commit, and whether one is under way.
-    private let batches = Locked<(waiting: [Batch], committing: Bool)>(([], false))
-
-    /// One publish's events, and its caller.
-    private struct Batch {
-        let events: [OutboxEvent]
-        let caller: CheckedContinuation<Void, any Error>
-    }
+    /// Each publish's events, stored with the publishes that arrive with it.
+    private let publishes: GroupCommit<[OutboxEvent], Void>
 
     /// At most this many events go into one commit; more wait for the next.
     static let eventsPerCommit = 1_000
@@ -40,13 +33,17 @@ final class DurableOutbox: Sendable {
         self.clock = clock
         self.telemetry = telemetry
         self.timeLimit = timeLimit
+        publishes = GroupCommit(limit: Self.eventsPerCommit, weight: \.count) { [store] publishes in
+            try await store.append(publishes.flatMap(\.self))
+            return publishes.map { _ in () }
+        }
     }
 
     /// Puts `events` into the outbox, for every handler of their types, all or none; returns once they are stored,
     /// or fails with ``EventError/Code/unavailable`` when the storage has not answered by `deadline`.
     func append(_ events: [OutboxEvent], until deadline: Duration) async throws(EventError) {
         do {
-            try await Deadline.wait(until: deadline, on: clock) { try await self.commit(events) }
+            try await Deadline.wait(until: deadline, on: clock) { try await self.publishes.write(events) }
         } catch {
             let what = events.count == 1 ? events[0].type : "\(events.count) durable events"
             let sender = events.first.map { " from \($0.sender)" } ?? ""
@@ -61,41 +58,6 @@ final class DurableOutbox: Sendable {
                 .unavailable,
                 "\(what)\(sender) may not have been put into the outbox: \(error). If the storage answered nothing, "
                     + "it may still have been stored; publishing again then stores it twice, under a new id.")
-        }
-    }
-
-    /// Stores `events` with the commit after the one under way (starting one when none is).
-    private func commit(_ events: [OutboxEvent]) async throws {
-        try await withCheckedThrowingContinuation { (caller: CheckedContinuation<Void, any Error>) in
-            let start = batches.withLock { batches -> Bool in
-                batches.waiting.append(Batch(events: events, caller: caller))
-                defer { batches.committing = true }
-                return !batches.committing
-            }
-            if start { Task { await self.commitWaiting() } }
-        }
-    }
-
-    /// Commits the waiting publishes, a batch at a time, until none wait.
-    private func commitWaiting() async {
-        while true {
-            let batch = batches.withLock { batches -> [Batch] in
-                var count = 0
-                let taken = batches.waiting.prefix { batch in
-                    defer { count += batch.events.count }
-                    return count == 0 || count + batch.events.count <= Self.eventsPerCommit
-                }
-                batches.waiting.removeFirst(taken.count)
-                if taken.isEmpty { batches.committing = false }
-                return Array(taken)
-            }
-            guard !batch.isEmpty else { return }
-            do {
-                try await store.append(batch.flatMap(\.events))
-                for publish in batch { publish.caller.resume() }
-            } catch {
-                for publish in batch { publish.caller.resume(throwing: error) }
-            }
         }
     }
 
