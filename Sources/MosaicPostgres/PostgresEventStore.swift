@@ -52,28 +52,35 @@ struct PostgresEventStore: DurableEventStore {
 
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery] {
         let claim = UUID()
-        let rows = try await connections.run(
-            """
-            UPDATE mosaic_delivery delivery
-            SET attempts = delivery.attempts + 1, claimed_until = now() + make_interval(secs => \(lease.seconds)),
-                claim = \(claim)
-            FROM mosaic_event event
-            WHERE delivery.id IN (
-                SELECT id FROM mosaic_delivery
-                WHERE subscriber = \(subscriber) AND state = 'pending' AND due_at <= now()
-                    AND (claimed_until IS NULL OR claimed_until < now())
-                ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                AND event.id = delivery.event_id
-            RETURNING delivery.id, event.id, event.event_type, event.payload, event.sender, event.published_at,
-                delivery.attempts
-            """)
+        let rows = try await connections.run(Self.claim(subscriber, limit: limit, lease: lease, as: claim))
+        // Handed out in the order claimed (which RETURNING does not keep).
         return try rows.map { row in
-            let (id, event, type, payload, sender, publishedAt, attempt) = try row.decode(
-                (Int64, UUID, String, String, String, Date, Int).self)
-            return DurableDelivery(
+            let (id, event, type, payload, sender, publishedAt, attempt, dueAt) = try row.decode(
+                (Int64, UUID, String, String, String, Date, Int, Date).self)
+            let delivery = DurableDelivery(
                 id: id, event: event, type: type, payload: Data(payload.utf8), sender: ModuleID(rawValue: sender),
                 publishedAt: publishedAt, attempt: attempt, claim: claim)
-        }.sorted { $0.id < $1.id }
+            return (delivery, dueAt)
+        }.sorted { ($0.1, $0.0.id) < ($1.1, $1.0.id) }.map(\.0)
+    }
+
+    /// Claims up to `limit` of `subscriber`'s due deliveries, the earliest due first, through the index of pending
+    /// ones (`mosaic_delivery_next`): never reading the done ones kept for the retention.
+    static func claim(_ subscriber: String, limit: Int, lease: Duration, as claim: UUID) -> PostgresQuery {
+        """
+        UPDATE mosaic_delivery delivery
+        SET attempts = delivery.attempts + 1, claimed_until = now() + make_interval(secs => \(lease.seconds)),
+            claim = \(claim)
+        FROM mosaic_event event
+        WHERE delivery.id IN (
+            SELECT id FROM mosaic_delivery
+            WHERE subscriber = \(subscriber) AND state = 'pending' AND due_at <= now()
+                AND (claimed_until IS NULL OR claimed_until < now())
+            ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            AND event.id = delivery.event_id
+        RETURNING delivery.id, event.id, event.event_type, event.payload, event.sender, event.published_at,
+            delivery.attempts, delivery.due_at
+        """
     }
 
     func complete(_ deliveries: [Int64], claim: UUID) async throws {

@@ -134,6 +134,13 @@ enum PostgresSchema {
                 PRIMARY KEY (subscriber, instance))
             """,
         ],
+        // 5: claims take the earliest due first, as River, Oban and graphile-worker do, through an index that gives
+        // that order. Ordered by id alone, a backlog led the planner to walk the primary key, reading every retained
+        // done delivery before the pending ones (35 ms a claim past 100,000 rows).
+        [
+            "CREATE INDEX mosaic_delivery_next ON mosaic_delivery (subscriber, due_at, id) WHERE state = 'pending'",
+            "DROP INDEX mosaic_delivery_due",
+        ],
     ]
 }
 

@@ -93,7 +93,8 @@ package protocol DurableEventStore: Sendable {
     /// them, or none.
     func append(_ events: [OutboxEvent]) async throws
     /// Claims up to `limit` of `subscriber`'s due deliveries (pending, not claimed or with the claim's lease run
-    /// out) for `lease`, oldest first; counts an attempt on each.
+    /// out) for `lease`, oldest first (or the earliest due first: a retry's turn comes when it falls due); counts
+    /// an attempt on each.
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery]
     /// The handler finished `deliveries`: they are done for good. Like the calls below, it changes only
     /// deliveries still held by `claim`.
