@@ -32,38 +32,47 @@ struct DurableDispatcher: Sendable {
         }
     }
 
-    /// Claims and handles batches until none is due. A batch's completions are recorded while the next batch is
-    /// claimed: one round trip per batch less, and never two recordings under way at once.
+    /// Claims and handles batches until none is due. The next batch is claimed while one is handled, and a batch's
+    /// completions are recorded while the next is handled: the round trips overlap the handling, and there are
+    /// never two claims nor two recordings under way at once.
     private func drain() async {
         var recording: Task<Void, Never>?
-        while !Task.isCancelled {
-            // Read before the claim, so the lease is never thought longer than it is.
-            let claimedAt = clock.now()
-            let claimed: [DurableDelivery]
-            do {
-                claimed = try await store.claim(subscriber, limit: options.batchSize, lease: options.claimLease)
-            } catch {
-                logger.warning(
-                    "could not claim durable events for \(subscriber); trying again shortly",
-                    metadata: ["error": "\(error)"])
-                break
-            }
-            guard let claim = claimed.first?.claim else { break }
+        var batch = await claimBatch()
+        while let (claimed, claimedAt) = batch {
+            let next = Task.isCancelled ? nil : Task { await claimBatch() }
             var done: [Int64] = []
             for (position, delivery) in claimed.enumerated() {
                 // A handler starts only while the lease has room for it and, after it, for recording the batch.
                 guard !Task.isCancelled,
                     clock.now() - claimedAt < options.claimLease - options.handlerTimeLimit * 2
                 else {
-                    try? await store.release(claimed[position...].map(\.id), claim: claim)
+                    try? await store.release(claimed[position...].map(\.id), claim: delivery.claim)
                     break
                 }
                 if await handle(delivery) { done.append(delivery.id) }
             }
             await recording?.value
+            let claim = claimed[0].claim
             recording = Task { [done] in await complete(done, claim: claim) }
+            batch = await next?.value
         }
         await recording?.value
+    }
+
+    /// Claims the next batch of due deliveries, with the time its lease started; `nil` when none is due or the
+    /// claim failed (the next wake tries again).
+    private func claimBatch() async -> (deliveries: [DurableDelivery], claimedAt: Duration)? {
+        // Read before the claim, so the lease is never thought longer than it is.
+        let claimedAt = clock.now()
+        do {
+            let claimed = try await store.claim(subscriber, limit: options.batchSize, lease: options.claimLease)
+            return claimed.isEmpty ? nil : (claimed, claimedAt)
+        } catch {
+            logger.warning(
+                "could not claim durable events for \(subscriber); trying again shortly",
+                metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 
     /// Records the batch's handled deliveries as done, in one write: a crash before it repeats them (at least
