@@ -68,6 +68,23 @@ final class HeldPersister: StatePersister {
         await kernel.shutdown()
     }
 
+    @Test("saves of sixty-four keys made at once (sharing transactions) each land, with their own value")
+    func savesMadeTogether() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = StateDatabase(directory: directory)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for key in 0..<64 {
+                group.addTask { try await database.save(Data("\(key)".utf8), version: 1 + key % 3, for: "key\(key)") }
+            }
+            try await group.waitForAll()
+        }
+        let reopened = StateDatabase(directory: directory)
+        for key in 0..<64 {
+            #expect(try await reopened.load("key\(key)") == SavedState(data: Data("\(key)".utf8), version: 1 + key % 3))
+        }
+    }
+
     @Test("a write to a database another connection holds locked waits for the lock, then succeeds")
     func busyTimeout() async throws {
         let directory = try temporaryDirectory()

@@ -15,14 +15,14 @@ internal import Synchronization
 /// a write wait, up to `busyTimeout`, rather than fail at once.
 ///
 /// Every call runs on GRDB's own dispatch queue (its async API), never on a thread of the cooperative pool; so
-/// does opening the database, on the first call (a failed open is tried again by the next).
+/// does opening the database, on the first call (a failed open is tried again by the next). Saves of different keys
+/// that arrive while one is under way share the next transaction (``GroupCommit``).
 final class StateDatabase: StatePersister {
-    private let directory: String
-    private let busyMode: Database.BusyMode
+    private let file: DatabaseFile
+    /// Saves, each a key's JSON and version, in transactions shared by the saves that arrive together.
+    private let saves: GroupCommit<(id: String, data: Data, version: Int), Void>
     /// The database file, for diagnostics.
-    let path: String
-    /// The open database, or its opening under way.
-    private let opening = Locked<Task<DatabaseQueue, any Error>?>(nil)
+    var path: String { file.path }
 
     /// The database in `directory` (created if need be on the first call).
     convenience init(directory: String, busyTimeout: Duration = .seconds(5)) {
@@ -33,9 +33,17 @@ final class StateDatabase: StatePersister {
     /// The database, with `busyMode` deciding what a write does when another connection holds the lock (tests pass
     /// a callback, to see the write meet the lock).
     init(directory: String, busyMode: Database.BusyMode) {
-        self.directory = directory
-        self.busyMode = busyMode
-        path = URL(fileURLWithPath: directory).appendingPathComponent("state.sqlite").path
+        file = DatabaseFile(directory: directory, busyMode: busyMode)
+        saves = GroupCommit(limit: 500, row: \.id) { [file] rows in
+            try await file.queue().write { db in
+                for row in rows {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO mosaic_state (id, value, version) VALUES (?, ?, ?)",
+                        arguments: [row.id, row.data, row.version])
+                }
+            }
+            return rows.map { _ in () }
+        }
     }
 
     /// Opens the database now (creating it and its tables), rather than on the first call.
@@ -43,8 +51,89 @@ final class StateDatabase: StatePersister {
         _ = try await queue()
     }
 
-    /// The open database, opening it on a dispatch thread the first time.
-    private func queue() async throws -> DatabaseQueue {
+    private func queue() async throws -> DatabaseQueue { try await file.queue() }
+    /// Creates the tables, or brings tables made by an older Mosaic up to date: their rows gain a `version` column
+    /// (1, the version of everything saved before keys had versions). `queue.write` runs this in one transaction,
+    /// so a crash leaves the old schema or the new one.
+    fileprivate static func createOrMigrateSchema(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS mosaic_state (
+                    id TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL DEFAULT 1);
+                CREATE TABLE IF NOT EXISTS mosaic_state_unreadable (
+                    id TEXT NOT NULL, value BLOB NOT NULL, reason TEXT NOT NULL, kept_at TEXT NOT NULL,
+                    version INTEGER NOT NULL DEFAULT 1);
+                """)
+        for table in ["mosaic_state", "mosaic_state_unreadable"]
+        where try !db.columns(in: table).contains(where: { $0.name == "version" }) {
+            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+        }
+    }
+
+    func load(_ id: String) async throws -> SavedState? {
+        let queue = try await queue()
+        do {
+            return try await queue.read { db -> SavedState? in
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT value, version FROM mosaic_state WHERE id = ?", arguments: [id])
+                return row.map { SavedState(data: $0["value"], version: $0["version"]) }
+            }
+        } catch {
+            throw StateError(
+                .unavailable,
+                "The state database could not be read for \(id) (\(error)). Check the state directory's "
+                    + "state.sqlite; move it aside if it is damaged.")
+        }
+    }
+
+    func save(_ data: Data, version: Int, for id: String) async throws {
+        do {
+            try await saves.write((id, data, version))
+        } catch let error as StateError {
+            throw error
+        } catch {
+            throw StateError(
+                .unavailable, "\(id) could not be saved in the state database: \(error). Its value is unchanged.")
+        }
+    }
+
+    func park(_ id: String, reason: String) async throws -> String {
+        let queue = try await queue()
+        do {
+            try await queue.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO mosaic_state_unreadable (id, value, version, reason, kept_at)
+                            SELECT id, value, version, ?, datetime('now') FROM mosaic_state WHERE id = ?;
+                        DELETE FROM mosaic_state WHERE id = ?;
+                        """,
+                    arguments: [reason, id, id])
+            }
+        } catch {
+            throw StateError(
+                .unavailable, "The row of \(id) could not be moved to mosaic_state_unreadable: \(error).")
+        }
+        return "the row was kept in mosaic_state_unreadable (with its version) in \(path)"
+    }
+}
+
+/// The state database's file, opened once, on a dispatch thread, by the first call that needs it; a failed open
+/// is tried again by the next.
+private final class DatabaseFile: Sendable {
+    let directory: String
+    let path: String
+    private let busyMode: Database.BusyMode
+    /// The open database, or its opening under way.
+    private let opening = Locked<Task<DatabaseQueue, any Error>?>(nil)
+
+    init(directory: String, busyMode: Database.BusyMode) {
+        self.directory = directory
+        self.busyMode = busyMode
+        path = URL(fileURLWithPath: directory).appendingPathComponent("state.sqlite").path
+    }
+
+    /// The open database, opening it the first time.
+    func queue() async throws -> DatabaseQueue {
         let task = opening.withLock { opening in
             if let task = opening { return task }
             let (directory, path, busyMode) = (directory, path, busyMode)
@@ -78,74 +167,7 @@ final class StateDatabase: StatePersister {
         configuration.busyMode = busyMode
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let queue = try DatabaseQueue(path: path, configuration: configuration)
-        try queue.write { db in try createOrMigrateSchema(db) }
+        try queue.write { db in try StateDatabase.createOrMigrateSchema(db) }
         return queue
-    }
-
-    /// Creates the tables, or brings tables made by an older Mosaic up to date: their rows gain a `version` column
-    /// (1, the version of everything saved before keys had versions). `queue.write` runs this in one transaction,
-    /// so a crash leaves the old schema or the new one.
-    private static func createOrMigrateSchema(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS mosaic_state (
-                    id TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL DEFAULT 1);
-                CREATE TABLE IF NOT EXISTS mosaic_state_unreadable (
-                    id TEXT NOT NULL, value BLOB NOT NULL, reason TEXT NOT NULL, kept_at TEXT NOT NULL,
-                    version INTEGER NOT NULL DEFAULT 1);
-                """)
-        for table in ["mosaic_state", "mosaic_state_unreadable"]
-        where try !db.columns(in: table).contains(where: { $0.name == "version" }) {
-            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
-        }
-    }
-
-    func load(_ id: String) async throws -> SavedState? {
-        let queue = try await queue()
-        do {
-            return try await queue.read { db -> SavedState? in
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT value, version FROM mosaic_state WHERE id = ?", arguments: [id])
-                return row.map { SavedState(data: $0["value"], version: $0["version"]) }
-            }
-        } catch {
-            throw StateError(
-                .unavailable,
-                "The state database could not be read for \(id) (\(error)). Check the state directory's "
-                    + "state.sqlite; move it aside if it is damaged.")
-        }
-    }
-
-    func save(_ data: Data, version: Int, for id: String) async throws {
-        let queue = try await queue()
-        do {
-            try await queue.write { db in
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO mosaic_state (id, value, version) VALUES (?, ?, ?)",
-                    arguments: [id, data, version])
-            }
-        } catch {
-            throw StateError(
-                .unavailable, "\(id) could not be saved in the state database: \(error). Its value is unchanged.")
-        }
-    }
-
-    func park(_ id: String, reason: String) async throws -> String {
-        let queue = try await queue()
-        do {
-            try await queue.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO mosaic_state_unreadable (id, value, version, reason, kept_at)
-                            SELECT id, value, version, ?, datetime('now') FROM mosaic_state WHERE id = ?;
-                        DELETE FROM mosaic_state WHERE id = ?;
-                        """,
-                    arguments: [reason, id, id])
-            }
-        } catch {
-            throw StateError(
-                .unavailable, "The row of \(id) could not be moved to mosaic_state_unreadable: \(error).")
-        }
-        return "the row was kept in mosaic_state_unreadable (with its version) in \(path)"
     }
 }
