@@ -7,7 +7,8 @@
 /// harness does by default. Links are at most ``maximumLength`` bytes; control characters, spaces and malformed
 /// `%` escapes are refused.
 ///
-/// Parsing on its own (`Deeplink(parsing:)` with default rules) checks only that the scheme is well formed.
+/// Links from outside are parsed by the kernel and the hosts under these rules, never by module code, which builds
+/// its links with `ActivationContext.url(for:)`.
 public struct DeeplinkRules: Sendable, Hashable {
     /// The schemes accepted, lowercased; empty means the host's own schemes where a kernel applies the rules, and
     /// any well-formed scheme where a link is only parsed. ``anyScheme`` in the set accepts any well-formed scheme.

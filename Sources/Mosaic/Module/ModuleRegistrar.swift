@@ -1,4 +1,6 @@
-/// Everything a module declares before it runs: its ledger. Deactivation withdraws all of it.
+/// Everything a module declares before it runs: its declarations, which the kernel validates with every other
+/// module's before any runs. What the kernel grants on them goes into the module's ledger once it starts,
+/// and deactivation withdraws all of it.
 public struct ModuleRegistrar: Sendable {
     /// The services the module provides and uses.
     public var services = ServiceRegistrar()
