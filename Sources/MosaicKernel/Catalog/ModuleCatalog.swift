@@ -72,7 +72,7 @@ public struct ModuleCatalog: Sendable {
     ///
     /// The manifest's identifiers (its own and its dependencies') then share their text with every equal one the
     /// catalog already holds: validation finds each dependency's module by its identifier, and two texts that are
-    /// one compare without either being read (in a large graph, each read was a cache miss).
+    /// one compare without either being read.
     public mutating func add(_ factory: ModuleFactory, origin: Origin = .code) {
         if let type = factory.type, !types.insert(type).inserted { return }
         var factory = factory

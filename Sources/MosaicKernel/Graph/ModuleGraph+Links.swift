@@ -26,8 +26,8 @@ struct Adjacency: Sendable {
 }
 
 extension ModuleGraph {
-    /// A dependency validation accepted: module `from` depends on module `to`. (Positions as 32-bit numbers:
-    /// a graph of 10,000 modules makes about 30,000 of these before it lays them out.)
+    /// A dependency validation accepted: module `from` depends on module `to`. (Positions as 32-bit numbers: a
+    /// graph makes several of these per module before it lays them out.)
     struct Link {
         let from: Int32
         let to: Int32

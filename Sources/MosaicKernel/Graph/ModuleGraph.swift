@@ -177,9 +177,8 @@ public struct ModuleGraph: Sendable {
     }
 
     /// The position of the module that dependency number `number` of module `index` names, when it is installed at
-    /// an accepted version (`versions`, by position): the common case, read in place (copying each dependency out of
-    /// its list was about 7 % of validating 10,000 modules). Otherwise `nil`, and ``resolve(_:of:number:)`` reports
-    /// what is wrong.
+    /// an accepted version (`versions`, by position): the common case, read in place rather than copied out of its
+    /// list. Otherwise `nil`, and ``resolve(_:of:number:)`` reports what is wrong.
     private func metTarget(of number: Int, in index: Int, versions: [SemanticVersion]) -> Int? {
         guard self[manifestAt: index].dependencies[number].id.isValid,
             let target = position[self[manifestAt: index].dependencies[number].id],
@@ -189,8 +188,7 @@ public struct ModuleGraph: Sendable {
     }
 
     /// The module that dependency number `number` of module `index` links to, if any, reporting what is wrong with
-    /// it. (The key path for a diagnostic is made only when one is reported: most dependencies are met, and making
-    /// it for each was a tenth of validating 10,000 modules.)
+    /// it. (The key path for a diagnostic is made only when one is reported: most dependencies are met.)
     private mutating func resolve(_ dependency: Dependency, of index: Int, number: Int) -> Int? {
         let id = nodes[index].id
         let kind = dependency.isOptional ? "can use" : "requires"

@@ -117,9 +117,8 @@ final class Schedule {
     }
 
     /// How many jobs per worker may be started ahead of the workers: enough that a worker never waits for the
-    /// kernel's next turn, few enough that the lowest ready positions go first. Boots of 10,000 and more modules
-    /// then read the modules' records, nodes and objects in about their order in memory, not in the order they
-    /// became ready (all over it).
+    /// kernel's next turn, few enough that the lowest ready positions go first, so that a boot reads the modules'
+    /// records in about their order in memory.
     static let jobsAheadPerWorker = 32
 
     /// The order ready positions start in: the lowest position first, or the highest when deactivating.
