@@ -38,9 +38,16 @@ final class PostgresListener: Sendable {
     /// Watchers read everything again every this many heartbeats, in case a notification was lost unnoticed.
     static let resynchronizeEvery = 12
 
+    /// The rows notified as changed, read together when notifications arrive while a read is under way.
+    private let changedRows: GroupCommit<String, (saved: SavedState, revision: Int64)?>
+
     init(connections: PostgresConnections, heartbeat: Duration) {
         self.connections = connections
         self.heartbeat = heartbeat
+        changedRows = GroupCommit(limit: 500, row: \.self) { ids in
+            let rows = try await PostgresStateStore.read(ids, on: connections)
+            return ids.map { rows[$0] }
+        }
     }
 
     /// What the listener did, for tests that wait for it: the newest 64 are kept for whoever reads.
@@ -293,8 +300,8 @@ final class PostgresListener: Sendable {
         return [storage, feed]
     }
 
-    /// A state row changed: reads it, and tells the watchers its value and revision. The payload is
-    /// `revision:key`.
+    /// A state row changed: reads it (with the rows notified meanwhile), and tells the watchers its value and
+    /// revision. The payload is `revision:key`.
     private func stateChanged(_ payload: String) {
         guard let colon = payload.firstIndex(of: ":"), let revision = Int64(payload[..<colon]) else {
             connections.logger.warning(
@@ -305,7 +312,7 @@ final class PostgresListener: Sendable {
         Task {
             let change: SharedStateChange
             do {
-                if let row = try await PostgresStateStore.read(id, on: connections) {
+                if let row = try await changedRows.submit(id) {
                     change = .changed(id: id, saved: row.saved, revision: row.revision)
                 } else {
                     change = .changed(id: id, saved: nil, revision: revision)

@@ -33,11 +33,25 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         try await Self.read(id, on: connections)
     }
 
-    /// `id`'s row (also for the listener).
+    /// `id`'s row.
     static func read(_ id: String, on connections: PostgresConnections) async throws -> (
         saved: SavedState, revision: Int64
     )? {
         try row(of: await connections.run("SELECT value, version, revision FROM mosaic_state WHERE id = \(id)"))
+    }
+
+    /// The rows of `ids` that exist, by key, in one query.
+    static func read(_ ids: [String], on connections: PostgresConnections) async throws -> [String: (
+        saved: SavedState, revision: Int64
+    )] {
+        var rows: [String: (saved: SavedState, revision: Int64)] = [:]
+        for row in try await connections.run(
+            "SELECT id, value, version, revision FROM mosaic_state WHERE id = ANY(\(ids))")
+        {
+            let (id, value, version, revision) = try row.decode((String, String, Int, Int64).self)
+            rows[id] = (SavedState(data: Data(value.utf8), version: version), revision)
+        }
+        return rows
     }
 
     private static func row(of rows: [PostgresRow]) throws -> (saved: SavedState, revision: Int64)? {
@@ -55,7 +69,7 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     }
 
     func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave {
-        try await writes.write(SharedRow(id: id, data: data, version: version, revision: revision))
+        try await writes.submit(SharedRow(id: id, data: data, version: version, revision: revision))
     }
 
     /// Saves each of `rows` (of distinct keys) that is still at the revision its writer read, in one statement;
@@ -87,15 +101,7 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
             stored[id] = revision
         }
         let lost = ids.filter { stored[$0] == nil }
-        var current: [String: (saved: SavedState, revision: Int64)] = [:]
-        if !lost.isEmpty {
-            for row in try await connections.run(
-                "SELECT id, value, version, revision FROM mosaic_state WHERE id = ANY(\(lost))")
-            {
-                let (id, value, version, revision) = try row.decode((String, String, Int, Int64).self)
-                current[id] = (SavedState(data: Data(value.utf8), version: version), revision)
-            }
-        }
+        let current = lost.isEmpty ? [:] : try await read(lost, on: connections)
         return ids.map { id in
             if let revision = stored[id] { return .saved(revision: revision) }
             return .conflict(current: current[id]?.saved, revision: current[id]?.revision)

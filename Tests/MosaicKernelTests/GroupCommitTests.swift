@@ -55,7 +55,7 @@ struct GroupCommitTests {
         let commits = GroupCommit<String, String>(limit: limit, weight: weight, row: row) { try await store.store($0) }
         return await withTaskGroup(of: (String, Result<String, any Error>).self) { group in
             let write = { @Sendable (name: String) -> (String, Result<String, any Error>) in
-                do { return (name, .success(try await commits.write(name))) } catch { return (name, .failure(error)) }
+                do { return (name, .success(try await commits.submit(name))) } catch { return (name, .failure(error)) }
             }
             group.addTask { await write(first) }
             for await _ in store.enteredFirst { break }

@@ -43,7 +43,7 @@ final class DurableOutbox: Sendable {
     /// or fails with ``EventError/Code/unavailable`` when the storage has not answered by `deadline`.
     func append(_ events: [OutboxEvent], until deadline: Duration) async throws(EventError) {
         do {
-            try await Deadline.wait(until: deadline, on: clock) { try await self.publishes.write(events) }
+            try await Deadline.wait(until: deadline, on: clock) { try await self.publishes.submit(events) }
         } catch {
             let what = events.count == 1 ? events[0].type : "\(events.count) durable events"
             let sender = events.first.map { " from \($0.sender)" } ?? ""

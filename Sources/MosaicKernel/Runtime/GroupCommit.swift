@@ -5,7 +5,8 @@ internal import Synchronization
 /// next, which stores all of them in one call. One writer pays a round trip per write; many at once pay one round
 /// trip per group, so storage whose cost is the commit (a synced log) keeps up with them.
 ///
-/// Each write gets its own outcome from the group's call, or the call's error when the call fails.
+/// Each write gets its own outcome from the group's call, or the call's error when the call fails. Reads can share
+/// round trips the same way (what a PostgreSQL instance reads when told that rows changed).
 package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     /// Stores one group, returning an outcome for each of its writes, in order.
     package typealias Store = @Sendable ([Write]) async throws -> [Outcome]
@@ -42,7 +43,7 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     package var waiting: Int { queue.withLock { $0.waiting.count } }
 
     /// Stores `write` with the group after the one being stored (starting one when none is).
-    package func write(_ write: Write) async throws -> Outcome {
+    package func submit(_ write: Write) async throws -> Outcome {
         try await withCheckedThrowingContinuation { (caller: CheckedContinuation<Outcome, any Error>) in
             let start = queue.withLock { queue -> Bool in
                 queue.waiting.append(Waiting(write: write, caller: caller))

@@ -88,7 +88,7 @@ final class StateDatabase: StatePersister {
 
     func save(_ data: Data, version: Int, for id: String) async throws {
         do {
-            try await saves.write((id, data, version))
+            try await saves.submit((id, data, version))
         } catch let error as StateError {
             throw error
         } catch {
