@@ -59,15 +59,18 @@ struct DurableDispatcher: Sendable {
         await recording?.value
     }
 
-    /// Claims the next batch of due deliveries, with the time its lease started; `nil` when none is due or the
-    /// claim failed (the next wake tries again).
+    /// Claims the next batch of due deliveries, with the time its lease started; `nil` when none is due, the
+    /// claim failed (the next wake tries again) or the handler is stopping.
     private func claimBatch() async -> (deliveries: [DurableDelivery], claimedAt: Duration)? {
+        guard !Task.isCancelled else { return nil }
         // Read before the claim, so the lease is never thought longer than it is.
         let claimedAt = clock.now()
         do {
             let claimed = try await store.claim(subscriber, limit: options.batchSize, lease: options.claimLease)
             return claimed.isEmpty ? nil : (claimed, claimedAt)
         } catch {
+            // A claim cut short by the module stopping is no failure.
+            guard !Task.isCancelled else { return nil }
             logger.warning(
                 "could not claim durable events for \(subscriber); trying again shortly",
                 metadata: ["error": "\(error)"])
