@@ -2,7 +2,7 @@ extension ModuleGraph {
     /// Orders the modules that are not in a cycle into levels: level 0 depends on nothing, and every module sits
     /// one level above its deepest dependency. Linear in modules plus dependencies.
     mutating func plan() {
-        // Read once, in order: looking each link's module up in `nodes` read a node from all over memory.
+        // Read once, in order: looking each edge's module up in `nodes` read a node from all over memory.
         let inCycle = nodes.map(\.inCycle)
         var waiting = [Int](repeating: 0, count: nodes.count)
         for module in nodes.indices where !inCycle[module] {

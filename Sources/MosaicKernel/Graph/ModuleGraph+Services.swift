@@ -10,20 +10,20 @@ extension ModuleGraph {
     /// Checks the service graph before any factory runs: one provider per service (ranks break ties), a provider
     /// for every service used, no cycles among factories, no singleton holding a shorter-lived service, and every
     /// standard requirement met. A module that uses another module's service comes to require that module, so the
-    /// provider activates first and the consumer is blocked when the provider cannot run. Returns those links,
+    /// provider activates first and the consumer is blocked when the provider cannot run. Returns those edges,
     /// module by module.
-    mutating func resolveServices(host: ServiceRegistrar, standard: (any Standard)?) -> [Link] {
+    mutating func resolveServices(host: ServiceRegistrar, standard: (any Standard)?) -> [PositionalEdge] {
         chooseProviders(host: host)
-        var links: [Link] = []
+        var edges: [PositionalEdge] = []
         for index in nodes.indices {
             checkStandard(of: index, standard)
             for key in nodes[index].registrar.services.used {
                 guard let source = providingModule(of: key, usedBy: index) else { continue }
-                links.append(Link(index, to: source, optional: false))
+                edges.append(PositionalEdge(index, to: source, optional: false))
             }
         }
         checkFactories()
-        return links
+        return edges
     }
 
     /// Gives each service a position in ``services`` (in the order first registered, host first) and chooses its

@@ -155,9 +155,9 @@ public struct ModuleGraph: Sendable {
     }
 
     /// Links each dependency to the module it names, recording what is missing or at the wrong version; returns the
-    /// links, module by module.
-    private mutating func resolveDependencies() -> [Link] {
-        var links: [Link] = []
+    /// edges, module by module.
+    private mutating func resolveDependencies() -> [PositionalEdge] {
+        var edges: [PositionalEdge] = []
         // Every version read once, in order: a dependency's module is anywhere in the graph, and reading its version
         // through its node and catalog entry read two places all over memory instead of one.
         let versions = nodes.indices.map { self[manifestAt: $0].version }
@@ -168,12 +168,12 @@ public struct ModuleGraph: Sendable {
                     ?? (self[manifestAt: index].dependencies[number].id.isValid
                         ? resolve(self[manifestAt: index].dependencies[number], of: index, number: number) : nil)
                 if let target {
-                    links.append(
-                        Link(index, to: target, optional: self[manifestAt: index].dependencies[number].isOptional))
+                    let optional = self[manifestAt: index].dependencies[number].isOptional
+                    edges.append(PositionalEdge(index, to: target, optional: optional))
                 }
             }
         }
-        return links
+        return edges
     }
 
     /// The position of the module that dependency number `number` of module `index` names, when it is installed at
@@ -187,7 +187,7 @@ public struct ModuleGraph: Sendable {
         return target
     }
 
-    /// The module that dependency number `number` of module `index` links to, if any, reporting what is wrong with
+    /// The module that dependency number `number` of module `index` names, if any, reporting what is wrong with
     /// it. (The key path for a diagnostic is made only when one is reported: most dependencies are met.)
     private mutating func resolve(_ dependency: Dependency, of index: Int, number: Int) -> Int? {
         let id = nodes[index].id

@@ -26,9 +26,9 @@ struct Adjacency: Sendable {
 }
 
 extension ModuleGraph {
-    /// A dependency validation accepted: module `from` depends on module `to`. (Positions as 32-bit numbers: a
-    /// graph makes several of these per module before it lays them out.)
-    struct Link {
+    /// An edge by module positions: validation accepted that module `from` depends on module `to` (declared, or by
+    /// using a service it provides). Positions are 32-bit: a graph makes several of these per module.
+    struct PositionalEdge {
         let from: Int32
         let to: Int32
         let isOptional: Bool
@@ -40,20 +40,20 @@ extension ModuleGraph {
         }
     }
 
-    /// Lays out every module's edges from the links validation made: `declared` (from manifests) and `used` (from
+    /// Lays out every module's edges from the edges validation made: `declared` (from manifests) and `used` (from
     /// service use), each made module by module in position order. A module required once is not also optional,
-    /// each target is listed once in the order first linked, and a module's dependents are in position order.
-    mutating func connect(declared: [Link], used: [Link]) {
+    /// each target is listed once in the order first named, and a module's dependents are in position order.
+    mutating func connect(declared: [PositionalEdge], used: [PositionalEdge]) {
         var required = Adjacency()
         var optional = Adjacency()
         required.reserve(lists: nodes.count, positions: declared.count + used.count)
         optional.reserve(lists: nodes.count, positions: 0)
         var dependentCounts = [Int](repeating: 0, count: nodes.count + 1)
-        // Adds `link`'s target to its module's list being built, unless listed already (a required one in either).
-        func place(_ link: Link) {
-            let target = Int(link.to)
+        // Adds `edge`'s target to its module's list being built, unless listed already (a required one in either).
+        func place(_ edge: PositionalEdge) {
+            let target = Int(edge.to)
             guard !required.building.contains(target) else { return }
-            if link.isOptional {
+            if edge.isOptional {
                 guard !optional.building.contains(target) else { return }
                 optional.append(target)
             } else {
@@ -66,10 +66,10 @@ extension ModuleGraph {
             let first = next
             while next.declared < declared.count, declared[next.declared].from == module { next.declared += 1 }
             while next.used < used.count, used[next.used].from == module { next.used += 1 }
-            // Required links first, then optional ones: a target required by either list is not optional.
+            // Required edges first, then optional ones: a target required by either list is not optional.
             for pass in [false, true] {
-                for link in declared[first.declared..<next.declared] where link.isOptional == pass { place(link) }
-                for link in used[first.used..<next.used] where link.isOptional == pass { place(link) }
+                for edge in declared[first.declared..<next.declared] where edge.isOptional == pass { place(edge) }
+                for edge in used[first.used..<next.used] where edge.isOptional == pass { place(edge) }
             }
             required.endList()
             optional.endList()
