@@ -52,6 +52,7 @@ final class StateDatabase: StatePersister {
     }
 
     private func queue() async throws -> DatabaseQueue { try await file.queue() }
+
     /// Creates the tables, or brings tables made by an older Mosaic up to date: their rows gain a `version` column
     /// (1, the version of everything saved before keys had versions). `queue.write` runs this in one transaction,
     /// so a crash leaves the old schema or the new one.
@@ -120,7 +121,7 @@ final class StateDatabase: StatePersister {
 /// The state database's file, opened once, on a dispatch thread, by the first call that needs it; a failed open
 /// is tried again by the next.
 private final class DatabaseFile: Sendable {
-    let directory: String
+    private let directory: String
     let path: String
     private let busyMode: Database.BusyMode
     /// The open database, or its opening under way.
