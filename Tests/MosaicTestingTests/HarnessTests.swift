@@ -203,6 +203,9 @@ struct HarnessTests {
                 group.addTask {
                     let city = "City \(index)"
                     var harness = TestHarness(WeatherModule.self)
+                    // Time stands still: 50 harnesses at once on a loaded machine (the thread sanitizer's run) took
+                    // Weather's activation past the default 2 s limit of the real clock.
+                    harness.options.clock = ManualClock()
                     harness.override(.weatherData) { StubWeather(reports: [city: index]) }
                     let app = try await harness.start()
                     let result = await app.open(CityRoute(name: city).link(scheme: "ghost"))
