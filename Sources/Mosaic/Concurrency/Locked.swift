@@ -8,10 +8,10 @@
     /// Thread-sanitizer builds (`-Xswiftc -DMOSAIC_TSAN`, Scripts/thread-sanitizer/run.sh): a lock on a pthread mutex,
     /// whose lock and unlock the sanitizer intercepts. `Synchronization.Mutex` locks with futex calls it does not see, so
     /// every access in a `withLock` body looked unsynchronized and had to be suppressed, a real race there with it.
-    // SAFETY: `value` is read and written only inside `withLock`, between `pthread_mutex_lock` and
-    // `pthread_mutex_unlock` of `mutex`, which `init` makes and `deinit` destroys; the body gets the value `inout
-    // sending` and returns a `sending` result, the same terms as `Mutex.withLock`, so nothing non-Sendable leaves
-    // the lock still shared.
+    // `value` is read and written only inside `withLock`, between `pthread_mutex_lock` and `pthread_mutex_unlock` of
+    // `mutex`, which `init` makes and `deinit` destroys; the body gets the value `inout sending` and returns a
+    // `sending` result, the same terms as `Mutex.withLock`.
+    // SAFETY: so every access to `value` holds the mutex, and nothing non-Sendable leaves the lock still shared.
     package final class Locked<Value>: @unchecked Sendable {
         private let mutex: UnsafeMutablePointer<pthread_mutex_t>
         private let value: UnsafeMutablePointer<Value>
