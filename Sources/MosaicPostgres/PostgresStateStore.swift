@@ -30,14 +30,7 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     }
 
     func loadRevision(_ id: String) async throws -> (saved: SavedState, revision: Int64)? {
-        try await Self.read(id, on: connections)
-    }
-
-    /// `id`'s row.
-    static func read(_ id: String, on connections: PostgresConnections) async throws -> (
-        saved: SavedState, revision: Int64
-    )? {
-        try row(of: await connections.run("SELECT value, version, revision FROM mosaic_state WHERE id = \(id)"))
+        try await Self.read([id], on: connections)[id]
     }
 
     /// The rows of `ids` that exist, by key, in one query.
@@ -52,12 +45,6 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
             rows[id] = (SavedState(data: Data(value.utf8), version: version), revision)
         }
         return rows
-    }
-
-    private static func row(of rows: [PostgresRow]) throws -> (saved: SavedState, revision: Int64)? {
-        guard let row = rows.first else { return nil }
-        let (value, version, revision) = try row.decode((String, Int, Int64).self)
-        return (SavedState(data: Data(value.utf8), version: version), revision)
     }
 
     func save(_ data: Data, version: Int, for id: String) async throws {
@@ -75,13 +62,45 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     /// Saves each of `rows` (of distinct keys) that is still at the revision its writer read, in one statement;
     /// the others' rows are read back as they are now.
     static func save(_ rows: [SharedRow], on connections: PostgresConnections) async throws -> [SharedSave] {
+        let stored = try revisions(of: await connections.run(compareAndSet(rows)))
+        let lost = rows.map(\.id).filter { stored[$0] == nil }
+        let current = lost.isEmpty ? [:] : try await read(lost, on: connections)
+        return rows.map { row in
+            if let revision = stored[row.id] { return .saved(revision: revision) }
+            return .conflict(current: current[row.id]?.saved, revision: current[row.id]?.revision)
+        }
+    }
+
+    func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit {
+        do {
+            return .committed(
+                try await connections.transaction { [connections] connection in
+                    let revisions =
+                        rows.isEmpty
+                        ? [:]
+                        : try Self.revisions(
+                            of: await connections.deadlined(Self.compareAndSet(rows), on: connection).get().rows)
+                    if let lost = rows.first(where: { revisions[$0.id] == nil }) { throw PostgresConflict(id: lost.id) }
+                    if !events.isEmpty {
+                        _ = try await connections.deadlined(PostgresEventStore.append(events), on: connection).get()
+                    }
+                    return revisions
+                })
+        } catch let conflict as PostgresConflict {
+            let current = try await loadRevision(conflict.id)
+            return .conflict(id: conflict.id, current: current?.saved, revision: current?.revision)
+        }
+    }
+
+    /// Saves each of `rows` (of distinct keys) only when it is still at the revision its writer read, in one
+    /// statement; answers the saved rows' keys and new revisions (a row that lost its race is not among them).
+    private static func compareAndSet(_ rows: [SharedRow]) -> PostgresQuery {
         let ids = rows.map(\.id)
         let values = rows.map { text($0.data) }
         let versions = rows.map(\.version)
         // Revisions start at 1, so -1 stands for "no row yet" (an array element cannot be NULL here).
         let revisions = rows.map { $0.revision ?? -1 }
-        let saved = try await connections.run(
-            """
+        return """
             WITH written AS (
                 SELECT * FROM unnest(\(ids)::text[], \(values)::text[], \(versions)::integer[], \(revisions)::bigint[])
                     AS written(id, value, version, revision)),
@@ -94,55 +113,17 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
                 SELECT id, value, version, 0 FROM written WHERE written.revision < 0
                 ON CONFLICT (id) DO NOTHING RETURNING id, revision)
             SELECT id, revision FROM updated UNION ALL SELECT id, revision FROM inserted
-            """)
-        var stored: [String: Int64] = [:]
-        for row in saved {
-            let (id, revision) = try row.decode((String, Int64).self)
-            stored[id] = revision
-        }
-        let lost = ids.filter { stored[$0] == nil }
-        let current = lost.isEmpty ? [:] : try await read(lost, on: connections)
-        return ids.map { id in
-            if let revision = stored[id] { return .saved(revision: revision) }
-            return .conflict(current: current[id]?.saved, revision: current[id]?.revision)
-        }
-    }
-
-    func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit {
-        do {
-            return .committed(
-                try await connections.transaction { [connections] connection in
-                    var revisions: [String: Int64] = [:]
-                    for row in rows {
-                        let saved = try await connections.deadlined(Self.compareAndSet(row), on: connection).get()
-                        guard let revision = try saved.rows.first?.decode(Int64.self) else {
-                            throw PostgresConflict(id: row.id)
-                        }
-                        revisions[row.id] = revision
-                    }
-                    if !events.isEmpty {
-                        _ = try await connections.deadlined(PostgresEventStore.append(events), on: connection).get()
-                    }
-                    return revisions
-                })
-        } catch let conflict as PostgresConflict {
-            let current = try await loadRevision(conflict.id)
-            return .conflict(id: conflict.id, current: current?.saved, revision: current?.revision)
-        }
-    }
-
-    /// Saves `row` only when it is still at the revision its writer read; returns the new revision, or no row.
-    private static func compareAndSet(_ row: SharedRow) -> PostgresQuery {
-        if let revision = row.revision {
-            return """
-                UPDATE mosaic_state SET value = \(text(row.data)), version = \(row.version)
-                WHERE id = \(row.id) AND revision = \(revision) RETURNING revision
-                """
-        }
-        return """
-            INSERT INTO mosaic_state (id, value, version, revision) VALUES (\(row.id), \(text(row.data)), \(row.version), 0)
-            ON CONFLICT (id) DO NOTHING RETURNING revision
             """
+    }
+
+    /// The new revision of each row a compare-and-set saved, by key.
+    private static func revisions(of rows: [PostgresRow]) throws -> [String: Int64] {
+        var revisions: [String: Int64] = [:]
+        for row in rows {
+            let (id, revision) = try row.decode((String, Int64).self)
+            revisions[id] = revision
+        }
+        return revisions
     }
 
     func park(_ id: String, reason: String) async throws -> String {
