@@ -104,6 +104,28 @@ struct PostgresSharedStateTests {
         await new.stop()
     }
 
+    @Test func anOlderInstanceLeavesTheRowOfANewerOneAsItIs() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let counted = StateKey<Tally>(
+            "com.test.counter", initial: Tally(count: 0), persistence: .database, version: 2,
+            migrations: [.from(1, as: Int.self) { Tally(count: $0) }])
+        let new = try await Instance.boot(url)
+        try await new.kernel.sharedState.set(counted, to: Tally(count: 7))
+        // An instance of the release before (the key at version 1) boots during a rolling deploy.
+        let old = try await Instance.boot(url)
+        await old.kernel.sharedState.load(.counter)
+        #expect(old.kernel.sharedState[.counter] == 0)
+        await #expect(throws: StateError.self) { try await old.kernel.sharedState.set(.counter, to: 1) }
+        let rows = try await server.execute(
+            "SELECT version FROM mosaic_state WHERE id = 'com.test.counter'", in: Self.name(of: url))
+        #expect(try rows.first?.decode(Int.self) == 2)
+        let parked = try await server.execute("SELECT id FROM mosaic_state_unreadable", in: Self.name(of: url))
+        #expect(parked.isEmpty)
+        await old.stop()
+        await new.stop()
+    }
+
     @Test func writesStoredTogetherEachGetTheirOwnOutcomeInOneTransaction() async throws {
         let server = try TestServer.running()
         let url = try await server.makeDatabase()

@@ -83,7 +83,7 @@ extension StateHub {
     /// `key`'s saved value, migrated to the key's version when it was saved at an older one (and saved back, so it
     /// is migrated once), or its initial value when nothing is saved or the saved data cannot be used; with the
     /// problems met, and the row's revision in shared storage. Data no migration accepts is parked by the store, never
-    /// overwritten.
+    /// overwritten; in shared storage, data saved at a newer version is another instance's and is left as it is.
     func fetch<Value>(_ key: StateKey<Value>, from persister: any StatePersister) async -> Loaded<Value> {
         var problems: [Diagnostic] = []
         if !key.migrationProblems.isEmpty {
@@ -140,6 +140,18 @@ extension StateHub {
             }
             return Loaded(value: value, revision: revision, problems: problems, read: true)
         } catch {
+            if shared != nil, case .newer = error.reason {
+                // Another instance runs a newer release (a rolling deploy): the row is its live value, not data to
+                // park. With no revision known, every write of the key here meets the row and is refused.
+                problems.append(
+                    Diagnostic(
+                        .statePersistence, .warning, modules: [],
+                        message: "\(key.id) was saved at version \(saved.version) by an instance of a newer release "
+                            + "(this one knows \(key.version)); this instance uses the initial value, leaves the row "
+                            + "as it is and refuses writes of the key.",
+                        fix: "Run one app version across instances, or add a migration from that version."))
+                return Loaded(value: key.initial, revision: nil, problems: problems, read: true)
+            }
             problems.append(await parked(key, saved: saved, failure: error, in: persister))
             return Loaded(value: key.initial, revision: nil, problems: problems, read: true)
         }
