@@ -1,4 +1,5 @@
 import Mosaic
+import MosaicTesting
 import Synchronization
 import Testing
 
@@ -94,6 +95,61 @@ struct GroupCommitTests {
         #expect(try outcomes["heavy"]?.get() == "stored heavy")
     }
 
+    /// Submits `first` (which the store holds) and `second` behind it, each with a deadline of 5 s on `clock`,
+    /// then moves the clock past both deadlines; each caller's outcome, and the groups stored once the store is let go.
+    private func passDeadlines(
+        cancellingSecond: Bool = false
+    ) async throws -> (first: Result<String, any Error>, second: Result<String, any Error>, groups: [[String]]) {
+        let manual = ManualClock()
+        let clock = KernelClock(manual)
+        let store = HeldStore()
+        let commits = GroupCommit<String, String>(limit: 100) { try await store.store($0) }
+        let write = { @Sendable (name: String) -> Result<String, any Error> in
+            do { return .success(try await commits.submit(name, until: .seconds(5), on: clock)) } catch {
+                return .failure(error)
+            }
+        }
+        let first = Task { await write("first") }
+        for await _ in store.enteredFirst { break }
+        let second = Task { await write("second") }
+        while commits.waiting < 1 { await Task.yield() }
+        if cancellingSecond {
+            second.cancel()
+        } else {
+            // The watch of both deadlines sleeps until the first.
+            await manual.sleepers(reaching: 1)
+            manual.advance(by: .seconds(5))
+        }
+        let secondOutcome = await second.value
+        // The caller that stopped waiting left the queue: nothing waits for the next group.
+        #expect(commits.waiting == 0)
+        if cancellingSecond {
+            await manual.sleepers(reaching: 1)
+            manual.advance(by: .seconds(5))
+        }
+        let firstOutcome = await first.value
+        store.release()
+        // Let the store finish with the held group; a third write shows what the next group holds.
+        #expect(try await commits.submit("third") == "stored third")
+        return (firstOutcome, secondOutcome, store.groups.withLock { $0 })
+    }
+
+    @Test func aWriteWhoseDeadlinePassesWhileItWaitsIsNeverStored() async throws {
+        let (first, second, groups) = try await passDeadlines()
+        let sentFirst = try #require(first.failure as? GroupCommitTimeout)
+        #expect(sentFirst.sent && !sentFirst.cancelled)
+        let waitingSecond = try #require(second.failure as? GroupCommitTimeout)
+        #expect(!waitingSecond.sent && !waitingSecond.cancelled)
+        #expect(groups == [["first"], ["third"]])
+    }
+
+    @Test func aCancelledWriteLeavesTheQueueAtOnce() async throws {
+        let (_, second, groups) = try await passDeadlines(cancellingSecond: true)
+        let cancelled = try #require(second.failure as? GroupCommitTimeout)
+        #expect(cancelled.cancelled && !cancelled.sent)
+        #expect(groups == [["first"], ["third"]])
+    }
+
     @Test func aFailedGroupFailsEachOfItsWritesAndNoOther() async throws {
         let (outcomes, groups) = await storeTogether("a", ["b", "fail"])
         #expect(groups.count == 2)
@@ -101,5 +157,11 @@ struct GroupCommitTests {
         for name in ["b", "fail"] {
             #expect(throws: HeldStoreFailure.self) { try outcomes[name]?.get() }
         }
+    }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { error } else { nil }
     }
 }

@@ -40,19 +40,25 @@ final class DurableOutbox: Sendable {
     }
 
     /// Puts `events` into the outbox, for every handler of their types, all or none; returns once they are stored,
-    /// or fails with ``EventError/Code/unavailable`` when the storage has not answered by `deadline`.
+    /// or fails with ``EventError/Code/unavailable`` when the storage has not answered by `deadline`. Events still
+    /// waiting for a commit then are never stored, so the queue of an outbox whose storage does not answer holds at
+    /// most a time limit's publishes.
     func append(_ events: [OutboxEvent], until deadline: Duration) async throws(EventError) {
         do {
-            try await Deadline.wait(until: deadline, on: clock) { try await self.publishes.submit(events) }
+            try await publishes.submit(events, until: deadline, on: clock)
         } catch {
             let what = events.count == 1 ? events[0].type : "\(events.count) durable events"
             let sender = events.first.map { " from \($0.sender)" } ?? ""
-            if let exceeded = error as? Deadline.Exceeded {
+            if let timeout = error as? GroupCommitTimeout {
+                let waited =
+                    "\(what)\(sender) waited for the outbox past \(timeout.cancelled ? "its cancellation" : "its time limit") "
+                    + "(KernelOptions.storageTimeLimit)"
                 throw EventError(
                     .unavailable,
-                    "\(what)\(sender) waited for the outbox past \(exceeded.cancelled ? "its cancellation" : "its time limit") "
-                        + "(KernelOptions.storageTimeLimit). If the storage answers late it may still be stored; "
-                        + "publishing again then stores it twice, under a new id.")
+                    timeout.sent
+                        ? waited + ". If the storage answers late it may still be stored; publishing again then stores "
+                            + "it twice, under a new id."
+                        : waited + " and was not stored; publishing again stores it once.")
             }
             throw EventError(
                 .unavailable,

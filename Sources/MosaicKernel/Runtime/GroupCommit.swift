@@ -12,8 +12,23 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     package typealias Store = @Sendable ([Write]) async throws -> [Outcome]
 
     private struct Waiting {
+        let id: Int
         let write: Write
         let caller: CheckedContinuation<Outcome, any Error>
+        /// When the caller stops waiting (the kernel's clock), or `nil` when it waits for the outcome however long.
+        let deadline: Duration?
+    }
+
+    private struct Queue {
+        /// The writes waiting for the next group.
+        var waiting: [Waiting] = []
+        /// Whether a group is being stored.
+        var storing = false
+        /// The writes of the group being stored, by position in it; `nil` where the caller stopped waiting.
+        var sent: [Waiting?] = []
+        /// The earliest deadline the watch sleeps until, and which watch is current.
+        var watch: (until: Duration, generation: Int)?
+        var generation = 0
     }
 
     private let store: Store
@@ -22,8 +37,8 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     private let limit: Int
     /// What names the row a write stores: two writes of one row go to different groups.
     private let row: (@Sendable (Write) -> String)?
-    /// The writes waiting for the next group, and whether one is being stored.
-    private let queue = Locked<(waiting: [Waiting], storing: Bool)>(([], false))
+    private let queue = Locked(Queue())
+    private let nextID = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - limit: the weight one group takes at most; a single write heavier than that goes alone.
@@ -44,33 +59,76 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
 
     /// Stores `write` with the group after the one being stored (starting one when none is).
     package func submit(_ write: Write) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { (caller: CheckedContinuation<Outcome, any Error>) in
-            let start = queue.withLock { queue -> Bool in
-                queue.waiting.append(Waiting(write: write, caller: caller))
-                defer { queue.storing = true }
-                return !queue.storing
-            }
-            if start { Task { await self.storeWaiting() } }
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        return try await withCheckedThrowingContinuation { caller in
+            enqueue(Waiting(id: id, write: write, caller: caller, deadline: nil))
         }
+    }
+
+    /// Stores `write` as ``submit(_:)`` does, waiting at most until `clock` reaches `deadline`, or until the task
+    /// is cancelled; then throws ``GroupCommitTimeout``. A write still waiting for its group then leaves the queue
+    /// and is never stored; one whose group was handed to the store may be stored all the same. One watch per
+    /// queue keeps the deadlines, so a write costs no task or timer of its own.
+    package func submit(_ write: Write, until deadline: Duration, on clock: KernelClock) async throws -> Outcome {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { caller in
+                let watch = enqueue(Waiting(id: id, write: write, caller: caller, deadline: deadline))
+                if let watch { Task { await self.watchDeadlines(until: deadline, generation: watch, on: clock) } }
+                // A task cancelled before it waited leaves the queue at once (its handler found nothing to end).
+                if Task.isCancelled { stopWaiting(id, cancelled: true) }
+            }
+        } onCancel: {
+            stopWaiting(id, cancelled: true)
+        }
+    }
+
+    /// Puts `waiting` in the queue and starts storing when nothing is; the generation of a new watch to start
+    /// when its deadline comes before the current watch's, or `nil`.
+    @discardableResult
+    private func enqueue(_ waiting: Waiting) -> Int? {
+        let (start, watch) = queue.withLock { queue -> (Bool, Int?) in
+            queue.waiting.append(waiting)
+            var watch: Int?
+            if let deadline = waiting.deadline, queue.watch.map({ deadline < $0.until }) ?? true {
+                queue.generation += 1
+                queue.watch = (deadline, queue.generation)
+                watch = queue.generation
+            }
+            defer { queue.storing = true }
+            return (!queue.storing, watch)
+        }
+        if start { Task { await self.storeWaiting() } }
+        return watch
     }
 
     /// Stores the waiting writes, a group at a time, until none wait.
     private func storeWaiting() async {
         while let group = nextGroup() {
+            let result: Result<[Outcome], any Error>
             do {
-                let outcomes = try await store(group.map(\.write))
+                let outcomes = try await store(group)
                 guard outcomes.count == group.count else {
                     throw GroupCommitMismatch(writes: group.count, outcomes: outcomes.count)
                 }
-                for (waiting, outcome) in zip(group, outcomes) { waiting.caller.resume(returning: outcome) }
+                result = .success(outcomes)
             } catch {
-                for waiting in group { waiting.caller.resume(throwing: error) }
+                result = .failure(error)
+            }
+            let callers = queue.withLock { queue in
+                defer { queue.sent = [] }
+                return queue.sent
+            }
+            for (position, waiting) in callers.enumerated() {
+                guard let waiting else { continue }
+                waiting.caller.resume(with: result.map { $0[position] })
             }
         }
     }
 
-    /// Takes the next group off the queue, in arrival order, or `nil` (and stops storing) when none wait.
-    private func nextGroup() -> [Waiting]? {
+    /// Takes the next group off the queue, in arrival order, as the group being stored; `nil` (and stops storing)
+    /// when none wait.
+    private func nextGroup() -> [Write]? {
         queue.withLock { queue in
             var group: [Waiting] = []
             var total = 0
@@ -83,9 +141,78 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
                 total += weight
             }
             queue.waiting.removeFirst(group.count)
+            queue.sent = group
             if group.isEmpty { queue.storing = false }
-            return group.isEmpty ? nil : group
+            return group.isEmpty ? nil : group.map(\.write)
         }
+    }
+
+    /// The caller of write `id` stops waiting: it leaves the queue, or its group's outcome is dropped.
+    private func stopWaiting(_ id: Int, cancelled: Bool) {
+        let ended = queue.withLock { queue -> (Waiting, sent: Bool)? in
+            if let position = queue.waiting.firstIndex(where: { $0.id == id }) {
+                return (queue.waiting.remove(at: position), false)
+            }
+            guard let position = queue.sent.firstIndex(where: { $0?.id == id }), let waiting = queue.sent[position]
+            else { return nil }
+            queue.sent[position] = nil
+            return (waiting, true)
+        }
+        guard let (waiting, sent) = ended else { return }
+        waiting.caller.resume(throwing: GroupCommitTimeout(cancelled: cancelled, sent: sent))
+    }
+
+    /// Ends the wait of every write whose deadline passed, from `deadline` on, until no write has one; while
+    /// `generation` is the current watch (one with an earlier deadline replaces it).
+    private func watchDeadlines(until deadline: Duration, generation: Int, on clock: KernelClock) async {
+        var next = deadline
+        while (try? await clock.sleep(next)) != nil {
+            let now = clock.now()
+            let step = queue.withLock { queue -> (ended: [(Waiting, sent: Bool)], next: Duration?) in
+                guard queue.watch?.generation == generation else { return ([], nil) }
+                var ended: [(Waiting, sent: Bool)] = []
+                var next: Duration?
+                queue.waiting.removeAll { waiting in
+                    guard let deadline = waiting.deadline else { return false }
+                    if deadline <= now {
+                        ended.append((waiting, false))
+                        return true
+                    }
+                    next = min(next ?? deadline, deadline)
+                    return false
+                }
+                for position in queue.sent.indices {
+                    guard let waiting = queue.sent[position], let deadline = waiting.deadline else { continue }
+                    if deadline <= now {
+                        ended.append((waiting, true))
+                        queue.sent[position] = nil
+                    } else {
+                        next = min(next ?? deadline, deadline)
+                    }
+                }
+                queue.watch = next.map { ($0, generation) }
+                return (ended, next)
+            }
+            for (waiting, sent) in step.ended {
+                waiting.caller.resume(throwing: GroupCommitTimeout(cancelled: false, sent: sent))
+            }
+            guard let following = step.next else { return }
+            next = following
+        }
+    }
+}
+
+/// A write's caller stopped waiting for its group: its deadline passed, or its task was cancelled.
+package struct GroupCommitTimeout: Error, CustomStringConvertible {
+    /// Whether the task was cancelled (rather than the deadline passed).
+    package let cancelled: Bool
+    /// Whether the write was in a group handed to the store, which may have stored it; else it was still waiting
+    /// and was never stored.
+    package let sent: Bool
+
+    package var description: String {
+        "stopped waiting for the storage (\(cancelled ? "cancelled" : "time limit passed")); "
+            + (sent ? "the write was sent and may have been stored" : "the write was never sent")
     }
 }
 

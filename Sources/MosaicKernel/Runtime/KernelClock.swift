@@ -1,12 +1,12 @@
 /// The clock the kernel reads for every time limit, delay and timing: ``KernelOptions/clock`` opened once, read
 /// as the time elapsed since the kernel was made.
-struct KernelClock: Sendable {
+package struct KernelClock: Sendable {
     /// The time elapsed since the kernel was made.
-    let now: @Sendable () -> Duration
+    package let now: @Sendable () -> Duration
     /// Suspends until `now()` reaches the deadline, or throws when the task is cancelled first.
-    let sleep: @Sendable (_ until: Duration) async throws -> Void
+    package let sleep: @Sendable (_ until: Duration) async throws -> Void
 
-    init(_ clock: any Clock<Duration>) {
+    package init(_ clock: any Clock<Duration>) {
         self = Self.open(clock)
     }
 
