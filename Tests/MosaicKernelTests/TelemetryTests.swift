@@ -110,6 +110,8 @@ extension TestMetrics {
         let failed = [("module", "com.app.database"), ("outcome", "failed")]
         #expect(try metrics.expectTimer("mosaic_module_activation_duration_seconds", failed).values.count == 1)
         #expect(try metrics.expectGauge("mosaic_modules", [("state", "failed")]).lastValue == 1)
+        // Every state reads a count, 0 when no module is in it.
+        #expect(try metrics.expectGauge("mosaic_modules", [("state", "standby")]).lastValue == 0)
         #expect(
             try metrics.expectGauge("mosaic_diagnostics", [("code", "activation.failed"), ("severity", "error")])
                 .lastValue == 1)

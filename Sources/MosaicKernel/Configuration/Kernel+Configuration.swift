@@ -24,10 +24,20 @@ extension Diagnostic.Code {
     public static let configurationReloadRejected: Self = "configuration.reload-rejected"
 }
 
+/// Each module's configuration as the kernel read it, and the watch that reloads it.
+struct ConfigurationReads {
+    /// The values read at validation, which each activation's context holds.
+    var values: [ModuleID: ModuleConfiguration] = [:]
+    /// The values as the host may show them, secrets redacted; reloads update them.
+    var entries: [ModuleID: [ConfigurationEntry]] = [:]
+    /// The task that reloads configuration when a provider's values change, from boot to shutdown.
+    var watch: Task<Void, Never>?
+}
+
 extension Kernel {
     /// The configuration of module `id` as boot read it, secrets redacted.
     public func configuration(of id: ModuleID) -> [ConfigurationEntry] {
-        configurationEntries[id] ?? []
+        configurationReads.entries[id] ?? []
     }
 
     /// Reads module `index`'s declared configuration keys from the host's sources; each problem becomes a
@@ -39,8 +49,8 @@ extension Kernel {
         let id = graph.nodes[index].id
         let read = Self.readConfiguration(keys, of: id, from: options.configurationProviders)
         runtimeDiagnostics += read.diagnostics
-        configurations[id] = ModuleConfiguration(read.values)
-        configurationEntries[id] = read.entries
+        configurationReads.values[id] = ModuleConfiguration(read.values)
+        configurationReads.entries[id] = read.entries
         guard !read.problems.isEmpty else {
             configurationStore.set(id, read.values)
             return nil
@@ -164,8 +174,8 @@ extension Kernel {
                 guard configurationStore.update(id, key.name, to: value) else { continue }
                 // What the module renders may read the value: a host's kept pages are redrawn.
                 moduleVersion.advance()
-                if let position = configurationEntries[id]?.firstIndex(where: { $0.key == name }) {
-                    configurationEntries[id]?[position] = ConfigurationEntry(
+                if let position = configurationReads.entries[id]?.firstIndex(where: { $0.key == name }) {
+                    configurationReads.entries[id]?[position] = ConfigurationEntry(
                         key: name, value: key.isSecret ? "(secret)" : "\(value)", isSupplied: isSupplied,
                         isSecret: key.isSecret)
                 }
@@ -208,11 +218,11 @@ extension Kernel {
     /// only when some module declares a key.
     func watchConfiguration() {
         let providers = options.configurationProviders
-        guard configurationWatch == nil, !providers.isEmpty,
+        guard configurationReads.watch == nil, !providers.isEmpty,
             graph.nodes.contains(where: { !$0.registrar.configurationKeys.isEmpty })
         else { return }
         let reload: @Sendable () async -> Void = { [weak self] in await self?.reloadConfiguration() }
-        configurationWatch = Task {
+        configurationReads.watch = Task {
             await withTaskGroup(of: Void.self) { group in
                 for provider in providers {
                     group.addTask {

@@ -18,36 +18,38 @@ extension Kernel {
             MetricName.transitions,
             [("module", graph.nodes[index].id.rawValue), ("from", from.name), ("to", to.name)])
         // The first move (and the first after the graph changed) counts every record, this one already moved.
-        guard !stateCounts.isEmpty else { return countStates() }
-        stateCounts[from.name, default: 0] -= 1
-        stateCounts[to.name, default: 0] += 1
-        telemetry.gauge(MetricName.modules, [("state", from.name)], stateCounts[from.name] ?? 0)
-        telemetry.gauge(MetricName.modules, [("state", to.name)], stateCounts[to.name] ?? 0)
+        guard !gauges.states.isEmpty else { return countStates() }
+        gauges.states[from.name, default: 0] -= 1
+        gauges.states[to.name, default: 0] += 1
+        telemetry.gauge(MetricName.modules, [("state", from.name)], gauges.states[from.name] ?? 0)
+        telemetry.gauge(MetricName.modules, [("state", to.name)], gauges.states[to.name] ?? 0)
     }
 
     /// Counts the modules in each state from scratch and sets every state's gauge.
     func countStates() {
         var counts = Dictionary(uniqueKeysWithValues: Self.stateNames.map { ($0, 0) })
         for record in records { counts[record.lifecycle.state.name, default: 0] += 1 }
-        stateCounts = counts
+        gauges.states = counts
         for (state, count) in counts { telemetry.gauge(MetricName.modules, [("state", state)], count) }
     }
 
     /// Every state's name, so that a state no module is in reads 0 rather than its last count.
-    static let stateNames = ["discovered", "validated", "authorized", "active", "deactivated", "failed", "blocked"]
+    static let stateNames = [
+        "discovered", "validated", "authorized", "standby", "active", "deactivated", "failed", "blocked",
+    ]
 
     /// Sets the diagnostics gauge: how many current diagnostics there are of each code and severity (a code that
     /// went away reads 0).
     func recordDiagnostics() {
         guard telemetry.measures else { return }
-        var counts: [DiagnosticKey: Int] = Dictionary(uniqueKeysWithValues: reportedDiagnostics.map { ($0, 0) })
+        var counts: [DiagnosticKey: Int] = Dictionary(uniqueKeysWithValues: gauges.diagnostics.map { ($0, 0) })
         for diagnostic in diagnostics {
             counts[DiagnosticKey(code: diagnostic.code.rawValue, severity: "\(diagnostic.severity)"), default: 0] += 1
         }
         for (key, count) in counts {
             telemetry.gauge(MetricName.diagnostics, [("code", key.code), ("severity", key.severity)], count)
         }
-        reportedDiagnostics.formUnion(counts.keys)
+        gauges.diagnostics.formUnion(counts.keys)
     }
 
     /// The span of one module's job in a run of `kind`, under `parent`; `nil` without a tracer. (The module's own
@@ -110,6 +112,15 @@ extension Kernel {
                 outcome.duration)
         }
     }
+}
+
+/// What the kernel's gauges last showed, so that each update sets only what changed and a count that went away
+/// reads 0.
+struct GaugeCounts {
+    /// How many modules are in each state (`mosaic_modules`); empty until counted.
+    var states: [String: Int] = [:]
+    /// The diagnostic codes `mosaic_diagnostics` has shown.
+    var diagnostics: Set<DiagnosticKey> = []
 }
 
 /// A diagnostic code and severity, the dimensions of the diagnostics gauge.

@@ -105,7 +105,7 @@ extension Kernel {
             }
             let requiring = graph.ids(
                 graph.dependents[index].filter { other in
-                    graph.required[other].contains(index) && active[other]
+                    graph.required[other].contains(index) && records[other].isActive
                 })
             if dependents == .refuse, !requiring.isEmpty {
                 let names = requiring.map(\.rawValue).joined(separator: ", ")

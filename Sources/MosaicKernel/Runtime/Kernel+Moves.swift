@@ -7,7 +7,6 @@ extension Kernel {
     func move(_ index: Int, _ step: (Lifecycle) -> Lifecycle?) {
         // One access to the record for the whole step (each separate one is an exclusivity check at run time).
         guard let (from, to) = Self.move(&records[index], step), from != to else { return }
-        if case .active = to { active[index] = true } else { active[index] = false }
         // Links wait for a module on its way up (nil) and are refused otherwise; tell the router only of a change.
         let unavailable = Self.unavailability(to)
         if unavailable != nil || Self.unavailability(from) != nil {
@@ -52,10 +51,7 @@ extension Kernel {
             graph: graph, previous: serviceRuntime, forgetting: forgotten, preview: options.preview,
             observer: ServiceTelemetry.observer(for: telemetry))
         records = graph.nodes.map { previous[$0.id] ?? Record() }
-        active = records.map { record in
-            if case .active = record.lifecycle { true } else { false }
-        }
-        stateCounts = [:]
+        gauges.states = [:]
         deeplinkRouter.setOwners(graph.deeplinkOwners)
         // A module installed again starts afresh; `move` tells the router only of changes, so forget its old state.
         if let forgotten { deeplinkRouter.setUnavailable(forgotten, reason: nil) }

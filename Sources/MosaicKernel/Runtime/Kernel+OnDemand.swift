@@ -43,12 +43,12 @@ extension Kernel {
     /// Splits the modules that may run and are not active into those that start now (each one that starts at boot
     /// or was asked for, and every module those require) and those that wait on standby, both in position order.
     func startingNow(_ verdicts: [Verdict]) -> (start: [Int], standby: [Int]) {
-        let candidates = records.indices.filter { verdicts[$0].isRun && !active[$0] }
+        let candidates = records.indices.filter { verdicts[$0].isRun && !records[$0].isActive }
         var starting = [Bool](repeating: false, count: records.count)
         var pending = candidates.filter { graph.nodes[$0].registrar.activation == .atBoot || records[$0].demanded }
         for index in pending { starting[index] = true }
         while let index = pending.popLast() {
-            for dependency in graph.required[index] where !starting[dependency] && !active[dependency] {
+            for dependency in graph.required[index] where !starting[dependency] && !records[dependency].isActive {
                 starting[dependency] = true
                 pending.append(dependency)
             }

@@ -1,3 +1,12 @@
+/// The slot the kernel's changing operations take turns for, and those waiting for it.
+struct OperationLine {
+    /// Whether an operation holds the slot.
+    var busy = false
+    /// The operations waiting for the slot, first come first served.
+    var waiting: [(ticket: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+    var nextTicket = 0
+}
+
 /// The kernel's changing operations (boot, install, grant, shutdown…) take turns: one at a time, in call order.
 extension Kernel {
     /// Runs `body` when no other changing operation is under way; operations run in call order, each handing the
@@ -21,15 +30,15 @@ extension Kernel {
 
     /// Takes the slot, waiting in line for it; `false` when cancelled first.
     fileprivate func acquire(cancellable: Bool) async -> Bool {
-        if !isBusy {
-            isBusy = true
+        if !operations.busy {
+            operations.busy = true
             return true
         }
         if cancellable, Task.isCancelled { return false }
-        let ticket = nextTicket
-        nextTicket += 1
+        let ticket = operations.nextTicket
+        operations.nextTicket += 1
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { waitingOperations.append((ticket, $0)) }
+            await withCheckedContinuation { operations.waiting.append((ticket, $0)) }
         } onCancel: {
             if cancellable { Task { await self.leaveLine(ticket) } }
         }
@@ -37,19 +46,19 @@ extension Kernel {
 
     /// Gives the slot to the first in line, or frees it.
     fileprivate func handOff() {
-        if waitingOperations.isEmpty {
-            isBusy = false
+        if operations.waiting.isEmpty {
+            operations.busy = false
         } else {
-            waitingOperations.removeFirst().continuation.resume(returning: true)
+            operations.waiting.removeFirst().continuation.resume(returning: true)
         }
     }
 
     /// A waiting caller was cancelled: it gives up its place.
     fileprivate func leaveLine(_ ticket: Int) {
-        guard let position = waitingOperations.firstIndex(where: { $0.ticket == ticket }) else { return }
-        waitingOperations.remove(at: position).continuation.resume(returning: false)
+        guard let position = operations.waiting.firstIndex(where: { $0.ticket == ticket }) else { return }
+        operations.waiting.remove(at: position).continuation.resume(returning: false)
     }
 
     /// How many operations wait for the slot (for tests of the order).
-    package var waitingOperationCount: Int { waitingOperations.count }
+    package var waitingOperationCount: Int { operations.waiting.count }
 }

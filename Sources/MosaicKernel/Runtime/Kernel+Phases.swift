@@ -31,7 +31,8 @@ extension Kernel {
             let span = startDispatchSpan(kind)
             await within(span) {
                 await runInDependencyOrder(
-                    graph.nodes.indices.filter { active[$0] && takesPart(graph.nodes[$0].registrar) }, kind: kind)
+                    graph.nodes.indices.filter { records[$0].isActive && takesPart(graph.nodes[$0].registrar) },
+                    kind: kind)
             }
             span.end()
             recordDiagnostics()

@@ -13,7 +13,7 @@ extension Kernel {
         var verdicts = currentVerdicts()
         authorization.attributes.set(SpanKey.diagnostics, value: .int64(Int64(authorizationDiagnostics.count)))
         authorization.end()
-        await deactivate(records.indices.filter { active[$0] && !verdicts[$0].isRun })
+        await deactivate(records.indices.filter { records[$0].isActive && !verdicts[$0].isRun })
         settle(verdicts)
         let failuresBefore = failures.count
         let planning = telemetry.startSpan(SpanName.plan)
@@ -100,13 +100,13 @@ extension Kernel {
     /// The job that activates the module at `index`, or `nil` when a required dependency is not active.
     ///
     /// The module's ledger opens here: everything granted from now on is recorded in it, so a failure or a later
-    /// deactivation takes it all back. Before `init` and `activate(_:)` run, the job builds the services the module
-    /// registered `eager` and resolves the module's own `@Injected` properties: a factory that throws there fails
-    /// this module, with the service named. Every other service is built when it is first resolved.
+    /// deactivation takes it all back. Before `init`, the job builds the services the module registered `eager`;
+    /// after it and before `activate(_:)`, it resolves the module's own `@Injected` properties: a factory that throws
+    /// there fails this module, with the service named. Every other service is built when it is first resolved.
     func startActivation(_ index: Int) -> ModuleJob? {
         guard case .authorized = records[index].lifecycle else { return nil }
         // A loop, not `allSatisfy`: the closure checked the actor's executor once per dependency.
-        for dependency in graph.required[index] where !active[dependency] { return nil }
+        for dependency in graph.required[index] where !records[dependency].isActive { return nil }
         let id = graph.nodes[index].id
         // The ledger stops the module publishing when it closes.
         let ledger = ModuleLedger(module: id, closing: eventHub)
@@ -116,7 +116,7 @@ extension Kernel {
         // Only a module that declares configuration keys has values read for it.
         let configuration =
             graph.nodes[index].registrar.configurationKeys.isEmpty
-            ? ModuleConfiguration() : configurations[id] ?? ModuleConfiguration()
+            ? ModuleConfiguration() : configurationReads.values[id] ?? ModuleConfiguration()
         let services = serviceRuntime.views[index]
         let version = graph[manifestAt: index].version
         let make = graph.entry(of: index).factory.make

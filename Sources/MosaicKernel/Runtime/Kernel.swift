@@ -37,6 +37,11 @@ public actor Kernel {
         var phaseTimes: [LifecyclePhase: Duration] = [:]
         /// Whether a use asked for this on-demand module since it last stopped (``start(_:)``).
         var demanded = false
+
+        /// Whether the module is active (what its dependents need before they activate).
+        var isActive: Bool {
+            if case .active = lifecycle { true } else { false }
+        }
     }
 
     // MARK: What the host set up (fixed for the kernel's life)
@@ -64,24 +69,14 @@ public actor Kernel {
     var policy: EntitlementPolicy
     /// The policy the host created the kernel with: with shared storage, the default for undecided entitlements.
     let defaultPolicy: EntitlementPolicy
-    /// The watch on the shared policy's changes, from boot to shutdown.
-    var policyWatch: SharedWatch?
     var authorizationDiagnostics: [Diagnostic] = []
-    /// Why the shared policy could not be read the last time it was, or `nil` when it could.
-    var sharedPolicyProblem: Diagnostic?
-    /// The next read of the shared policy after one failed, and the delay it waits (doubling with each failure).
-    var policyRetry: Task<Void, Never>?
-    var policyRetryDelay: Duration = .zero
-    /// When the shared policy was last read successfully (the kernel's clock), or `nil` before the first read.
-    var policyReadAt: Duration?
+    /// How this instance follows the policy instances share: the watch on its changes, and how its reads went.
+    var policyReads = SharedPolicyReads()
 
     // MARK: Each module's life (a record per graph position; its grants live in the record's ledger)
 
     /// One record per module, at the module's position in ``graph``.
     var records: [Record] = []
-    /// Whether each module is active, by position: apart from the records, so that checking a module's dependencies
-    /// (once per activation) reads one small array instead of a large record per dependency.
-    var active: [Bool] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
     var failures: [ModuleID: String] = [:]
     /// Modules on their way out through ``uninstall(_:dependents:)``.
@@ -90,22 +85,20 @@ public actor Kernel {
     private var bootDuration: Duration = .zero
     /// What the operation under way activates modules for (boot, a grant, an install).
     var operationCause = ActivationCause.boot
-    /// The diagnostic codes the diagnostics gauge has shown, so that one that went away reads 0.
-    var reportedDiagnostics: Set<DiagnosticKey> = []
-    /// How many modules are in each state, for the `mosaic_modules` gauge; empty until counted.
-    var stateCounts: [String: Int] = [:]
-    /// Each module's configuration values, read at validation; and as the host may show them.
-    var configurations: [ModuleID: ModuleConfiguration] = [:]
-    var configurationEntries: [ModuleID: [ConfigurationEntry]] = [:]
+
+    // MARK: What modules read, and what the host is told
+
+    /// Each module's configuration as read, and the watch that reloads it.
+    var configurationReads = ConfigurationReads()
     /// Each module's current configuration values and their observers (reloads change them).
     let configurationStore = ConfigurationStore()
-    /// The task that reloads configuration when a provider's values change, from boot to shutdown.
-    var configurationWatch: Task<Void, Never>?
     let changes = Broadcast<StateChange>()
     /// Advances whenever a module's state changes.
     let moduleVersion: VersionCounter
     /// Told of every change of ``renderVersions``.
     let renderSignal: Broadcast<Void>
+    /// What the modules and diagnostics gauges last showed.
+    var gauges = GaugeCounts()
 
     // MARK: The hubs (what active modules are granted, through their ledgers)
 
@@ -123,11 +116,8 @@ public actor Kernel {
 
     // MARK: The operation under way, and those waiting
 
-    /// Whether an operation holds the slot ``exclusively(_:)`` guards.
-    var isBusy = false
-    /// The operations waiting for the slot, first come first served.
-    var waitingOperations: [(ticket: Int, continuation: CheckedContinuation<Bool, Never>)] = []
-    var nextTicket = 0
+    /// The slot ``exclusively(_:)`` guards, and the operations waiting for it.
+    var operations = OperationLine()
     /// The jobs under way, while ``runInDependencyOrder(_:kind:)`` runs.
     var schedule: Schedule?
     /// How many scheduling runs there have been; numbers each run.
@@ -191,7 +181,6 @@ public actor Kernel {
             pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)
         deeplinkRouter.setOwners(graph.deeplinkOwners)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
-        self.active = Array(repeating: false, count: graph.nodes.count)
     }
 
     deinit {
@@ -199,8 +188,7 @@ public actor Kernel {
         // event hub ends first, all publishers at once, so that each ledger's withdrawal finds none to remove.
         eventHub.finish()
         for index in records.indices { records[index].ledger?.withdraw() }
-        policyWatch?.cancel()
-        policyRetry?.cancel()
+        policyReads.stop()
         changes.finish()
         contributionStore.finish()
         deeplinkRouter.finish()
@@ -284,14 +272,11 @@ public actor Kernel {
         await exclusivelyEvenIfCancelled {
             guard status != .shutDown else { return }
             status = .shutDown
-            configurationWatch?.cancel()
-            configurationWatch = nil
-            policyWatch?.cancel()
-            policyWatch = nil
-            policyRetry?.cancel()
-            policyRetry = nil
+            configurationReads.watch?.cancel()
+            configurationReads.watch = nil
+            policyReads.stop()
             let span = telemetry.startSpan(SpanName.shutdown)
-            await within(span) { await deactivate(records.indices.filter { active[$0] }) }
+            await within(span) { await deactivate(records.indices.filter { records[$0].isActive }) }
             span.end()
             logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
             changes.finish()
@@ -340,7 +325,7 @@ public actor Kernel {
     /// Every current problem: discovery and validation, authorization, then what happened at run time.
     public var diagnostics: [Diagnostic] {
         graph.diagnostics + authorizationDiagnostics + runtimeDiagnostics + stateHub.diagnostics
-            + (sharedPolicyProblem.map { [$0] } ?? [])
+            + (policyReads.problem.map { [$0] } ?? [])
     }
 
     func requireRunning() throws(KernelError) {
