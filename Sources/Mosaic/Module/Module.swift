@@ -27,7 +27,9 @@ public protocol Module: Sendable {
     /// only describe, never run, the factories it registers.
     static func register(in module: inout ModuleRegistrar)
 
-    /// Creates the module; the kernel calls this only after the whole graph was validated.
+    /// Creates the module. Keep it free of side effects: besides the instance it activates (made after the graph
+    /// was validated), the kernel makes one while it reads the declarations, to see which services the module's
+    /// `@Injected` properties use.
     init()
 
     /// Starts the module. Throwing fails this module and blocks the modules that require it.

@@ -1,8 +1,9 @@
 /// What a module says it exchanges with others through events and shared state, so that tools can show it
 /// (a module canvas: the `canvas` command, the web host's `/modules/ID`) without running the module.
 ///
-/// These are declarations, not grants: the kernel does not check them when the module publishes or writes. The state
-/// keys declared are also what the kernel loads before the module activates, so that reading them never waits.
+/// The kernel holds a module to its `writes`: a write of a key it did not declare is refused (`notAllowed`).
+/// `publishes`, `subscribes` and `reads` are declarations only. The state keys declared (read or written) are what
+/// the kernel loads before the module activates, so that reading them never waits.
 /// ```swift
 /// module.publishes(FeatureOpened.self)
 /// module.writes(.favouriteCity)

@@ -21,11 +21,11 @@ internal import Synchronization
 ///
 /// ## When a service cannot be resolved
 /// A property cannot throw, so `@Injected` is made not to need to:
-/// - Before a module's `activate(_:)`, the kernel builds the singletons the module provides (a factory that throws
-///   fails that module, with the service named) and resolves the module's own `@Injected` properties (one that
-///   cannot be resolved fails the module with the reason). A module that uses a service of a failed or inactive
-///   provider is blocked and never runs. So while a module is active, reads of singletons never fail.
-/// - When a read fails anyway (the factory of a transient or cached service threw, a provider is gone), the read
+/// - Before a module's `activate(_:)`, the kernel builds the services the module registered `eager: true` (a
+///   factory that throws fails that module, with the service named) and resolves the module's own `@Injected`
+///   properties (one that cannot be resolved fails the module with the reason). A module that uses a service of a
+///   failed or inactive provider is blocked and never runs. Other services are built on their first resolve.
+/// - When a read fails anyway (a factory threw on a first resolve, a provider is gone), the read
 ///   records the error in the kernel's call, which then fails with it (a link answers not handled, content throws,
 ///   a participant is reported failed, an activation fails the module), and returns the instance this wrapper
 ///   resolved last. The process never stops for it.
