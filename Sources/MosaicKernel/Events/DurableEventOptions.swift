@@ -18,7 +18,8 @@ public struct DurableEventOptions: Sendable {
     /// at once.
     public var pollInterval: Duration
     /// How many deliveries a handler claims at a time; at least 1. The batch's handled deliveries are recorded as
-    /// done together after it, so a crash mid-batch repeats at most this many events (1: a write per event).
+    /// done together, while the next batch is handled, so a crash repeats at most the handled events of two batches:
+    /// the one being handled and the one whose record was being written (1: a write per event).
     public var batchSize: Int
 
     /// Options with defaults suited to an app: 8 attempts, 1 s doubling to at most 5 min, 30 s per handler call.

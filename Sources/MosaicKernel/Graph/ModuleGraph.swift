@@ -3,8 +3,9 @@ public import Mosaic
 /// The validated module graph: every module of a catalog, checked as a whole against a host, with the order in
 /// which they can activate.
 ///
-/// Building it runs no module code and has no side effects, so it is what a unit test or a command-line check calls
-/// to learn everything wrong with a set of modules at once:
+/// Building it reads only the modules' declarations (`register(in:)`, and `init()` for their `@Injected` uses) and
+/// activates nothing, so it is what a unit test or a command-line check calls to learn everything wrong with a set
+/// of modules at once:
 ///
 /// ```swift
 /// let graph = ModuleGraph(catalog: ModuleCatalog(groups: AppManifest.groups), host: host)

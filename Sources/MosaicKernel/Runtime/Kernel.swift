@@ -127,7 +127,7 @@ public actor Kernel {
     /// With ``KernelOptions/watchesReleases``: the objects each module held when it last began to deactivate.
     var releaseWatches: [ModuleID: [WatchedObject]] = [:]
 
-    /// Creates a kernel over a catalog and validates its graph (no module code runs); nothing activates before
+    /// Creates a kernel over a catalog and validates its graph from the modules' declarations; nothing activates before
     /// ``boot()``.
     public init(
         catalog: ModuleCatalog,
@@ -214,7 +214,7 @@ public actor Kernel {
             logger: logger)
     }
 
-    /// Every problem with `catalog` on `host` under `entitlements`, found without running any module code: what
+    /// Every problem with `catalog` on `host` under `entitlements`, found from the modules' declarations alone: what
     /// ``boot()`` would report before activating anything. For unit tests and command-line checks.
     public static func validate(
         _ catalog: ModuleCatalog, host: HostEnvironment, entitlements: EntitlementPolicy = .none,

@@ -27,10 +27,13 @@ struct Ghost: AsyncParsableCommand {
 /// `open`) keep shared state in memory, never in the data directory.
 enum GhostHost: CommandableHost {
     static var commandHost: CommandHost {
-        CommandHost(
+        var options = KernelOptions(deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]))
+        // `validate` checks configuration keys against the one source `serve` reads that the commands have too
+        // (`--set` and `--config` are serve's).
+        options.configurationProviders = [EnvironmentVariablesProvider()]
+        return CommandHost(
             catalog: ModuleCatalog(groups: AppManifest.groups), environment: AppManifest.host,
-            entitlements: AppManifest.defaultEntitlements, extensionPoints: WebHost.extensionPoints,
-            options: KernelOptions(deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme])))
+            entitlements: AppManifest.defaultEntitlements, extensionPoints: WebHost.extensionPoints, options: options)
     }
 }
 
