@@ -71,7 +71,11 @@ final class PostgresConnections: Sendable {
     func run(_ query: PostgresQuery, within timeout: Duration? = nil) async throws -> [PostgresRow] {
         func attempt() async throws -> [PostgresRow] {
             try await pool.withConnection { connection in
-                try await self.deadlined(query, on: connection, within: timeout).get().rows
+                do {
+                    return try await self.deadlined(query, on: connection, within: timeout).get().rows
+                } catch let error as PostgresBackendError where error.code == .timedOut {
+                    try await Self.untilClosed(connection, error)
+                }
             }
         }
         do {
@@ -103,6 +107,8 @@ final class PostgresConnections: Sendable {
                     let result = try await body(connection)
                     _ = try await self.deadlined("COMMIT", on: connection).get()
                     return result
+                } catch let error as PostgresBackendError where error.code == .timedOut {
+                    try await Self.untilClosed(connection, error)
                 } catch {
                     if (try? await self.deadlined("ROLLBACK", on: connection).get()) == nil {
                         try? await connection.close()
@@ -123,6 +129,16 @@ final class PostgresConnections: Sendable {
             recordFailure(answered)
             throw answered
         }
+    }
+
+    /// Throws `error`, a deadline that closed `connection`, once the connection is closed: handed back to the pool
+    /// before, it could be lent to the next query before the pool learns of the close, and that query would then
+    /// wait out a whole time limit for an answer that never comes.
+    private static func untilClosed(_ connection: PostgresConnection, _ error: PostgresBackendError) async throws
+        -> Never
+    {
+        try? await connection.closeFuture.get()
+        throw error
     }
 
     /// `error`, from postgres-nio, as the backend's error: `failed` when the server sent it, `unreachable` when no
