@@ -8,7 +8,7 @@ import sys
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as loaded
 from selenium.webdriver.support.ui import WebDriverWait
@@ -35,15 +35,22 @@ def widgets():
     return [section.get_attribute("data-module") for section in driver.find_elements(By.CSS_SELECTOR, "section.widget")]
 
 
-def submit_and_wait(button):
-    """Clicks a form's button and waits until the browser shows the page the post leads to.
+def submit_and_wait(selector):
+    """Clicks the button `selector` finds and waits until the browser shows the page the form's post leads to.
 
-    Waits on a mark set in the old document, not on the button going stale: while the page is being replaced,
-    asking chromedriver about the old button can fail with "Node ... does not belong to the document" instead of
-    reporting it stale, so errors during the switch are retried.
+    A live page may replace its regions between finding the button and clicking it (a change made just before
+    reached it), so a button gone stale is found again. Waits on a mark set in the old document, not on the button
+    going stale: while the page is being replaced, asking chromedriver about the old button can fail with "Node ...
+    does not belong to the document" instead of reporting it stale, so errors during the switch are retried.
     """
     driver.execute_script("window.mosaicBeforeSubmit = true")
-    button.click()
+    for attempt in range(5):
+        try:
+            driver.find_element(By.CSS_SELECTOR, selector).click()
+            break
+        except StaleElementReferenceException:
+            if attempt == 4:
+                raise
     WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(
         lambda _: driver.execute_script("return document.readyState === 'complete' && !window.mosaicBeforeSubmit"))
 
@@ -52,7 +59,7 @@ def revoke_or_grant(entitlement):
     """Clicks the entitlement's button on Settings and waits for the page the form post leads back to."""
     driver.get(base + "/settings")
     row = f'tr[data-entitlement="{entitlement}"]'
-    submit_and_wait(driver.find_element(By.CSS_SELECTOR, row + " button"))
+    submit_and_wait(row + " button")
     WebDriverWait(driver, 30).until(loaded.presence_of_element_located((By.CSS_SELECTOR, row)))
 
 
@@ -64,7 +71,7 @@ try:
 
     driver.get(base + "/open?url=ghost://sports/sports/team?name=Celtics")
     # The link sets the favourite team, so a GET only asks; the confirmation posts it with the page's token.
-    submit_and_wait(driver.find_element(By.CSS_SELECTOR, 'form[action="/open"] button'))
+    submit_and_wait('form[action="/open"] button')
     WebDriverWait(driver, 30).until(loaded.presence_of_element_located((By.CSS_SELECTOR, ".notice")))
     current = driver.find_element(By.CSS_SELECTOR, "nav.tabs a[aria-current=page]").get_attribute("data-item")
     check(current == "sports", f"the team link lands on the Sports tab, not {current}")
@@ -121,7 +128,7 @@ try:
     driver.switch_to.window(acting)
     target = "Lisbon" if city != "Lisbon" else "Oslo"
     driver.get(base + f"/open?url=ghost://dashboard/weather/city?name={target}")
-    submit_and_wait(driver.find_element(By.CSS_SELECTOR, 'form[action="/open"] button'))
+    submit_and_wait('form[action="/open"] button')
     watch(lambda: weather_city() == target,
           f"opening the {target} link in one window changes the other's weather widget (it shows {weather_city()})")
     driver.save_screenshot(os.path.join(output, "live-city.png"))
