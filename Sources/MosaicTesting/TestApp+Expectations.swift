@@ -89,9 +89,10 @@ extension TestApp {
             return
         }
         // A task the module's deactivation waited for (cancelled, or ended) lets go of what its closure held only
-        // once it is done, which may be a moment after the wait: the other tasks get their turns first. A leak
-        // stays whatever they do.
-        for _ in 0..<1_000 where !alive.isEmpty {
+        // once it is done, which may be a moment after the wait: the other tasks get their turns first, and with
+        // many tests in parallel on two cores a thousand turns were seen not to be enough. A leak stays whatever
+        // they do.
+        for _ in 0..<10_000 where !alive.isEmpty {
             await Task.yield()
             alive = await kernel.unreleased(id) ?? []
         }
