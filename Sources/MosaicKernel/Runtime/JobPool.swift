@@ -125,12 +125,12 @@ final class JobPool: Sendable {
         }
     }
 
-    /// Swaps the outcomes handed in since the kernel last read them into `taken`, which is empty: its buffer
-    /// takes the next ones, so that reading outcomes allocates no list after the first.
-    func takeOutcomes(into taken: inout [Outcome.Handed]) {
+    /// The outcomes handed in since the kernel last read them.
+    func takeOutcomes() -> [Outcome.Handed] {
         state.withLock { state in
             state.kernelTold = false
-            swap(&state.outcomes, &taken)
+            defer { state.outcomes = [] }
+            return state.outcomes
         }
     }
 

@@ -39,12 +39,9 @@ extension Kernel {
     /// Workers of run `run` handed in outcomes: finishes each, and starts what they readied.
     func jobsFinished(run: Int) {
         guard let schedule, schedule.run == run else { return }
-        schedule.reusing(\.handed) { handed in
-            schedule.pool.takeOutcomes(into: &handed)
-            for (index, outcome) in handed {
-                finish(index, outcome, schedule.kind)
-                schedule.done(index)
-            }
+        for (index, outcome) in schedule.pool.takeOutcomes() {
+            finish(index, outcome, schedule.kind)
+            schedule.done(index)
         }
         advance(schedule)
     }
@@ -65,19 +62,17 @@ extension Kernel {
 
     /// Starts every ready job and the workers they need, and ends the run when nothing remains.
     private func advance(_ schedule: Schedule) {
-        let workers = schedule.reusing(\.started) { jobs in
-            while let index = schedule.nextReady() {
-                guard let job = start(index, schedule.kind) else {
-                    schedule.done(index)
-                    continue
-                }
-                let span = startJobSpan(index, schedule.kind, parent: schedule.parent)
-                if let span { schedule.spans[index] = span }
-                jobs.append(JobPool.Job(index: index, work: job, context: span?.context))
+        var jobs: [JobPool.Job] = []
+        while let index = schedule.nextReady() {
+            guard let job = start(index, schedule.kind) else {
+                schedule.done(index)
+                continue
             }
-            return schedule.pool.add(jobs)
+            let span = startJobSpan(index, schedule.kind, parent: schedule.parent)
+            if let span { schedule.spans[index] = span }
+            jobs.append(JobPool.Job(index: index, work: job, context: span?.context))
         }
-        for worker in workers {
+        for worker in schedule.pool.add(jobs) {
             schedule.pool.setTask(
                 Self.work(schedule.pool, worker: worker, kernel: self, clock: clock, run: schedule.run), of: worker)
         }

@@ -47,10 +47,8 @@ final class Schedule {
     let kind: Kind
     /// For each position, how many of the positions it waits on are not done yet.
     var waiting: [Int]
-    /// The positions waiting on each position, all in one list: those waiting on `p` are at
-    /// `waiterStart[p]..<waiterStart[p + 1]` (one allocation for the run, not one per position).
-    let waiters: [Int]
-    let waiterStart: [Int]
+    /// For each position, the positions waiting on it.
+    let waiters: [[Int]]
     /// The positions ready to start, each as its ``key(_:)``: the lowest key starts first.
     var ready: Heap<Int>
     /// Whether the last positions start first (deactivation), not the first ones.
@@ -67,9 +65,6 @@ final class Schedule {
     var parent: ServiceContext?
     /// The span of each job under way (only when a tracer records them).
     var spans: [Int: any Span] = [:]
-    /// Lists the kernel fills and empties on each turn, kept for their buffers (see ``reusing(_:_:)``).
-    var handed: [Outcome.Handed] = []
-    var started: [JobPool.Job] = []
 
     /// A run over `positions` of a graph of `size` modules, each waiting on the positions `waitsOn` visits that are
     /// themselves in the run (`waitsOn(p, visit)` calls `visit` once per position `p` waits on).
@@ -86,31 +81,18 @@ final class Schedule {
         self.window = Self.jobsAheadPerWorker * width
         var member = [Bool](repeating: false, count: size)
         for index in positions { member[index] = true }
-        // Two passes: count each position's waiters, then place them.
         var waiting = [Int](repeating: 0, count: size)
-        var start = [Int](repeating: 0, count: size + 1)
+        var waiters = [[Int]](repeating: [], count: size)
         for index in positions {
             waitsOn(index) { prerequisite in
                 guard member[prerequisite] else { return }
                 waiting[index] += 1
-                start[prerequisite + 1] += 1
+                waiters[prerequisite].append(index)
             }
         }
-        for position in 0..<size { start[position + 1] += start[position] }
-        var next = start
-        var waiters = [Int](repeating: 0, count: start[size])
-        var ready: [Int] = []
-        for index in positions {
-            waitsOn(index) { prerequisite in
-                guard member[prerequisite] else { return }
-                waiters[next[prerequisite]] = index
-                next[prerequisite] += 1
-            }
-            if waiting[index] == 0 { ready.append(index) }
-        }
+        let ready = positions.filter { waiting[$0] == 0 }
         self.waiting = waiting
         self.waiters = waiters
-        self.waiterStart = start
         // Set empty first: `key` may be called once every property is.
         self.ready = Heap()
         self.ready = Heap(ready.map(key))
@@ -130,23 +112,10 @@ final class Schedule {
     func done(_ index: Int) {
         remaining -= 1
         underway -= 1
-        for waiter in waiters[waiterStart[index]..<waiterStart[index + 1]] {
+        for waiter in waiters[index] {
             waiting[waiter] -= 1
             if waiting[waiter] == 0 { ready.insert(key(waiter)) }
         }
-    }
-
-    /// Runs `body` with the list at `list`, which it leaves empty: the buffer is kept for the next turn.
-    func reusing<Element, R>(
-        _ list: ReferenceWritableKeyPath<Schedule, [Element]>, _ body: (inout [Element]) -> R
-    ) -> R {
-        var taken: [Element] = []
-        swap(&taken, &self[keyPath: list])
-        defer {
-            taken.removeAll(keepingCapacity: true)
-            swap(&taken, &self[keyPath: list])
-        }
-        return body(&taken)
     }
 
     /// The next position to start: the first ready one in ``key(_:)``'s order, unless ``window`` positions are under
