@@ -58,8 +58,9 @@ extension Events {
     /// share one commit.
     ///
     /// - Throws: ``EventError``: ``EventError/Code/inactive`` when the module is not active,
-    ///   ``EventError/Code/unavailable`` when the outbox did not answer in time (the event may still have been
-    ///   stored; publishing again then stores it twice, under a new id).
+    ///   ``EventError/Code/unavailable`` when the outbox did not answer in time. The message says which: the event
+    ///   was never sent (publishing again stores it once), or its commit was under way and it may still have been
+    ///   stored (publishing again then stores it twice, under a new id).
     public func publish<Event: DurableEvent>(_ event: Event) async throws(EventError) {
         try await publish(contentsOf: [event])
     }
