@@ -102,8 +102,8 @@ final class PostgresConnections: Sendable {
     func transaction<R: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> R) async throws -> R {
         do {
             let result = try await pool.withConnection { connection in
-                _ = try await self.deadlined("BEGIN", on: connection).get()
                 do {
+                    _ = try await self.deadlined("BEGIN", on: connection).get()
                     let result = try await body(connection)
                     _ = try await self.deadlined("COMMIT", on: connection).get()
                     return result
@@ -131,12 +131,14 @@ final class PostgresConnections: Sendable {
         }
     }
 
-    /// Throws `error`, a deadline that closed `connection`, once the connection is closed: handed back to the pool
-    /// before, it could be lent to the next query before the pool learns of the close, and that query would then
-    /// wait out a whole time limit for an answer that never comes.
+    /// Throws `error`, a deadline, once `connection` is closed: handed back to the pool before, it could be lent to
+    /// the next query before the pool learns of the close, and that query would then wait out a whole time limit
+    /// for an answer that never comes. (Over TLS, the close may wait a few seconds for the silent server's goodbye.)
     private static func untilClosed(_ connection: PostgresConnection, _ error: PostgresBackendError) async throws
         -> Never
     {
+        // The deadline closed it already; closing again is harmless and makes sure.
+        try? await connection.close()
         try? await connection.closeFuture.get()
         throw error
     }

@@ -150,6 +150,21 @@ struct GroupCommitTests {
         #expect(groups == [["first"], ["third"]])
     }
 
+    @Test func aWriteFromATaskCancelledBeforeItIsNeverSent() async throws {
+        let store = HeldStore()
+        let commits = GroupCommit<String, String>(limit: 100) { try await store.store($0) }
+        let clock = KernelClock(ManualClock())
+        let outcome = await Task { () -> Result<String, any Error> in
+            withUnsafeCurrentTask { $0?.cancel() }
+            do { return .success(try await commits.submit("late", until: .seconds(5), on: clock)) } catch {
+                return .failure(error)
+            }
+        }.value
+        let refused = try #require(outcome.failure as? GroupCommitTimeout)
+        #expect(refused.cancelled && !refused.sent)
+        #expect(store.groups.withLock { $0 }.isEmpty)
+    }
+
     @Test func aFailedGroupFailsEachOfItsWritesAndNoOther() async throws {
         let (outcomes, groups) = await storeTogether("a", ["b", "fail"])
         #expect(groups.count == 2)

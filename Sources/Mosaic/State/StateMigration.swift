@@ -26,7 +26,9 @@ package import Foundation
 /// Data saved before its key declared a version counts as version 1. The kernel migrates a saved value the first
 /// time the key is read and saves the result at the key's version, so each value is migrated once. Saved data that
 /// no step accepts (a step throws, a step is missing, the version is newer than the key's, or the result does not
-/// decode) is kept aside and reported, and the key starts from its initial value.
+/// decode) is kept aside and reported, and the key starts from its initial value; in storage that several instances
+/// share, data saved by a newer version is left in place for the instances that read it, and this one refuses writes
+/// of the key.
 public struct StateMigration: Sendable {
     /// The saved version this step reads; it produces version `version + 1`.
     public let version: Int

@@ -42,10 +42,15 @@ final class DurableOutbox: Sendable {
     /// Puts `events` into the outbox, for every handler of their types, all or none; returns once they are stored,
     /// or fails with ``EventError/Code/unavailable`` when the storage has not answered by `deadline`. Events still
     /// waiting for a commit then are never stored, so the queue of an outbox whose storage does not answer holds at
-    /// most a time limit's publishes.
-    func append(_ events: [OutboxEvent], until deadline: Duration) async throws(EventError) {
+    /// most a time limit's publishes. Without a deadline (an outbox in memory, which always answers), it waits for
+    /// the commit however long.
+    func append(_ events: [OutboxEvent], until deadline: Duration?) async throws(EventError) {
         do {
-            try await publishes.submit(events, until: deadline, on: clock)
+            if let deadline {
+                try await publishes.submit(events, until: deadline, on: clock)
+            } else {
+                try await publishes.submit(events)
+            }
         } catch {
             let what = events.count == 1 ? events[0].type : "\(events.count) durable events"
             let sender = events.first.map { " from \($0.sender)" } ?? ""

@@ -70,12 +70,13 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     /// and is never stored; one whose group was handed to the store may be stored all the same. One watch per
     /// queue keeps the deadlines, so a write costs no task or timer of its own.
     package func submit(_ write: Write, until deadline: Duration, on clock: KernelClock) async throws -> Outcome {
+        guard !Task.isCancelled else { throw GroupCommitTimeout(cancelled: true, sent: false) }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { caller in
                 let watch = enqueue(Waiting(id: id, write: write, caller: caller, deadline: deadline))
                 if let watch { Task { await self.watchDeadlines(until: deadline, generation: watch, on: clock) } }
-                // A task cancelled before it waited leaves the queue at once (its handler found nothing to end).
+                // Cancelled between the check above and now: its handler ran before there was anything to end.
                 if Task.isCancelled { stopWaiting(id, cancelled: true) }
             }
         } onCancel: {
@@ -163,10 +164,15 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     }
 
     /// Ends the wait of every write whose deadline passed, from `deadline` on, until no write has one; while
-    /// `generation` is the current watch (one with an earlier deadline replaces it).
+    /// `generation` is the current watch (one with an earlier deadline replaces it). Wakes at most once per
+    /// ``watchInterval``: in an outage every write has a deadline of its own, a moment after the one before.
     private func watchDeadlines(until deadline: Duration, generation: Int, on clock: KernelClock) async {
         var next = deadline
-        while (try? await clock.sleep(next)) != nil {
+        while true {
+            guard (try? await clock.sleep(next)) != nil else {
+                queue.withLock { queue in if queue.watch?.generation == generation { queue.watch = nil } }
+                return
+            }
             let now = clock.now()
             let step = queue.withLock { queue -> (ended: [(Waiting, sent: Bool)], next: Duration?) in
                 guard queue.watch?.generation == generation else { return ([], nil) }
@@ -190,8 +196,9 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
                         next = min(next ?? deadline, deadline)
                     }
                 }
-                queue.watch = next.map { ($0, generation) }
-                return (ended, next)
+                let wake = next.map { max($0, now + Self.watchInterval) }
+                queue.watch = wake.map { ($0, generation) }
+                return (ended, wake)
             }
             for (waiting, sent) in step.ended {
                 waiting.caller.resume(throwing: GroupCommitTimeout(cancelled: false, sent: sent))
@@ -200,6 +207,9 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
             next = following
         }
     }
+
+    /// The least time between two wakes of the watch: a caller may wait this much past its deadline.
+    static var watchInterval: Duration { .milliseconds(10) }
 }
 
 /// A write's caller stopped waiting for its group: its deadline passed, or its task was cancelled.

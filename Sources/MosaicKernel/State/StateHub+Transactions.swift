@@ -119,7 +119,9 @@ extension StateHub {
             }
         }
         do {
-            try await outbox.append(outgoing, until: deadline)
+            // The outbox here is in memory and always answers: its events are not given up on after the keys
+            // were saved.
+            try await outbox.append(outgoing, until: nil)
         } catch {
             throw StateError(.unavailable, "\(error)")
         }
