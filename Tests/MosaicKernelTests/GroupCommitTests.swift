@@ -136,16 +136,16 @@ struct GroupCommitTests {
 
     @Test func aWriteWhoseDeadlinePassesWhileItWaitsIsNeverStored() async throws {
         let (first, second, groups) = try await passDeadlines()
-        let sentFirst = try #require(first.failure as? GroupCommitTimeout)
+        let sentFirst = try #require(first.failure as? Deadline.Exceeded)
         #expect(sentFirst.sent && !sentFirst.cancelled)
-        let waitingSecond = try #require(second.failure as? GroupCommitTimeout)
+        let waitingSecond = try #require(second.failure as? Deadline.Exceeded)
         #expect(!waitingSecond.sent && !waitingSecond.cancelled)
         #expect(groups == [["first"], ["third"]])
     }
 
     @Test func aCancelledWriteLeavesTheQueueAtOnce() async throws {
         let (_, second, groups) = try await passDeadlines(cancellingSecond: true)
-        let cancelled = try #require(second.failure as? GroupCommitTimeout)
+        let cancelled = try #require(second.failure as? Deadline.Exceeded)
         #expect(cancelled.cancelled && !cancelled.sent)
         #expect(groups == [["first"], ["third"]])
     }
@@ -160,7 +160,7 @@ struct GroupCommitTests {
                 return .failure(error)
             }
         }.value
-        let refused = try #require(outcome.failure as? GroupCommitTimeout)
+        let refused = try #require(outcome.failure as? Deadline.Exceeded)
         #expect(refused.cancelled && !refused.sent)
         #expect(store.groups.withLock { $0 }.isEmpty)
     }

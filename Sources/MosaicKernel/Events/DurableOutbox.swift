@@ -54,7 +54,7 @@ final class DurableOutbox: Sendable {
         } catch {
             let what = events.count == 1 ? events[0].type : "\(events.count) durable events"
             let sender = events.first.map { " from \($0.sender)" } ?? ""
-            if let timeout = error as? GroupCommitTimeout {
+            if let timeout = error as? Deadline.Exceeded {
                 let waited =
                     "\(what)\(sender) waited for the outbox past \(timeout.cancelled ? "its cancellation" : "its time limit") "
                     + "(KernelOptions.storageTimeLimit)"

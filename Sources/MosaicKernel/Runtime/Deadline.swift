@@ -12,6 +12,9 @@ enum Deadline {
     struct Exceeded: Error {
         /// Whether the task was cancelled (rather than the deadline passed).
         let cancelled: Bool
+        /// Whether the call had reached the storage, which may then have done it all the same; `false` when it
+        /// still waited its turn, and never will run.
+        let sent: Bool
     }
 
     /// The result of `operation`, or ``Exceeded`` once `clock` reaches `deadline` without one. When the caller
@@ -29,7 +32,7 @@ enum Deadline {
                 outcome.wait(continuation)
                 let timer = Task {
                     try await clock.sleep(deadline)
-                    outcome.deliver(.failure(Exceeded(cancelled: false)))
+                    outcome.deliver(.failure(Exceeded(cancelled: false, sent: true)))
                 }
                 outcome.whenDelivered { timer.cancel() }
                 Task {
@@ -43,7 +46,7 @@ enum Deadline {
                 }
             }
         } onCancel: {
-            outcome.deliver(.failure(Exceeded(cancelled: true)))
+            outcome.deliver(.failure(Exceeded(cancelled: true, sent: true)))
         }
     }
 }

@@ -66,11 +66,11 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
     }
 
     /// Stores `write` as ``submit(_:)`` does, waiting at most until `clock` reaches `deadline`, or until the task
-    /// is cancelled; then throws ``GroupCommitTimeout``. A write still waiting for its group then leaves the queue
+    /// is cancelled; then throws ``Deadline/Exceeded``. A write still waiting for its group then leaves the queue
     /// and is never stored; one whose group was handed to the store may be stored all the same. One watch per
     /// queue keeps the deadlines, so a write costs no task or timer of its own.
     package func submit(_ write: Write, until deadline: Duration, on clock: KernelClock) async throws -> Outcome {
-        guard !Task.isCancelled else { throw GroupCommitTimeout(cancelled: true, sent: false) }
+        guard !Task.isCancelled else { throw Deadline.Exceeded(cancelled: true, sent: false) }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { caller in
@@ -150,17 +150,31 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
 
     /// The caller of write `id` stops waiting: it leaves the queue, or its group's outcome is dropped.
     private func stopWaiting(_ id: Int, cancelled: Bool) {
-        let ended = queue.withLock { queue -> (Waiting, sent: Bool)? in
-            if let position = queue.waiting.firstIndex(where: { $0.id == id }) {
-                return (queue.waiting.remove(at: position), false)
-            }
-            guard let position = queue.sent.firstIndex(where: { $0?.id == id }), let waiting = queue.sent[position]
-            else { return nil }
-            queue.sent[position] = nil
-            return (waiting, true)
+        Self.tell(queue.withLock { Self.takeOut(of: &$0) { $0.id == id } }, cancelled: cancelled)
+    }
+
+    /// Takes every write `ends` picks out of `queue`: a waiting one leaves it, one of the group being stored loses
+    /// its outcome; each with whether it was sent.
+    private static func takeOut(of queue: inout Queue, where ends: (Waiting) -> Bool) -> [(Waiting, sent: Bool)] {
+        var taken: [(Waiting, sent: Bool)] = []
+        queue.waiting.removeAll { waiting in
+            guard ends(waiting) else { return false }
+            taken.append((waiting, false))
+            return true
         }
-        guard let (waiting, sent) = ended else { return }
-        waiting.caller.resume(throwing: GroupCommitTimeout(cancelled: cancelled, sent: sent))
+        for position in queue.sent.indices {
+            guard let waiting = queue.sent[position], ends(waiting) else { continue }
+            taken.append((waiting, true))
+            queue.sent[position] = nil
+        }
+        return taken
+    }
+
+    /// Tells the callers of `taken` that they stopped waiting.
+    private static func tell(_ taken: [(Waiting, sent: Bool)], cancelled: Bool) {
+        for (waiting, sent) in taken {
+            waiting.caller.resume(throwing: Deadline.Exceeded(cancelled: cancelled, sent: sent))
+        }
     }
 
     /// Ends the wait of every write whose deadline passed, from `deadline` on, until no write has one; while
@@ -176,33 +190,13 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
             let now = clock.now()
             let step = queue.withLock { queue -> (ended: [(Waiting, sent: Bool)], next: Duration?) in
                 guard queue.watch?.generation == generation else { return ([], nil) }
-                var ended: [(Waiting, sent: Bool)] = []
-                var next: Duration?
-                queue.waiting.removeAll { waiting in
-                    guard let deadline = waiting.deadline else { return false }
-                    if deadline <= now {
-                        ended.append((waiting, false))
-                        return true
-                    }
-                    next = min(next ?? deadline, deadline)
-                    return false
-                }
-                for position in queue.sent.indices {
-                    guard let waiting = queue.sent[position], let deadline = waiting.deadline else { continue }
-                    if deadline <= now {
-                        ended.append((waiting, true))
-                        queue.sent[position] = nil
-                    } else {
-                        next = min(next ?? deadline, deadline)
-                    }
-                }
+                let ended = Self.takeOut(of: &queue) { $0.deadline.map { $0 <= now } ?? false }
+                let next = (queue.waiting.map(\.deadline) + queue.sent.map { $0?.deadline }).compactMap(\.self).min()
                 let wake = next.map { max($0, now + Self.watchInterval) }
                 queue.watch = wake.map { ($0, generation) }
                 return (ended, wake)
             }
-            for (waiting, sent) in step.ended {
-                waiting.caller.resume(throwing: GroupCommitTimeout(cancelled: false, sent: sent))
-            }
+            Self.tell(step.ended, cancelled: false)
             guard let following = step.next else { return }
             next = following
         }
@@ -210,20 +204,6 @@ package final class GroupCommit<Write: Sendable, Outcome: Sendable>: Sendable {
 
     /// The least time between two wakes of the watch: a caller may wait this much past its deadline.
     static var watchInterval: Duration { .milliseconds(10) }
-}
-
-/// A write's caller stopped waiting for its group: its deadline passed, or its task was cancelled.
-package struct GroupCommitTimeout: Error, CustomStringConvertible {
-    /// Whether the task was cancelled (rather than the deadline passed).
-    package let cancelled: Bool
-    /// Whether the write was in a group handed to the store, which may have stored it; else it was still waiting
-    /// and was never stored.
-    package let sent: Bool
-
-    package var description: String {
-        "stopped waiting for the storage (\(cancelled ? "cancelled" : "time limit passed")); "
-            + (sent ? "the write was sent and may have been stored" : "the write was never sent")
-    }
 }
 
 /// The storage answered a group with a different number of outcomes than it had writes: a defect in the store.

@@ -34,7 +34,7 @@ final class WriteLane: Sendable {
         guard let ticket else { return }
         let timer = Task {
             try await clock.sleep(deadline)
-            giveUp(ticket, Deadline.Exceeded(cancelled: false))
+            giveUp(ticket, Deadline.Exceeded(cancelled: false, sent: false))
         }
         defer { timer.cancel() }
         try await withTaskCancellationHandler {
@@ -56,7 +56,7 @@ final class WriteLane: Sendable {
                 }
             }
         } onCancel: {
-            giveUp(ticket, Deadline.Exceeded(cancelled: true))
+            giveUp(ticket, Deadline.Exceeded(cancelled: true, sent: false))
         }
     }
 
