@@ -174,10 +174,9 @@ struct ConfigurationReloadTests {
 
     /// A booted kernel over the refresher, configured by an in-memory provider (minutes 20, token "t0") the test
     /// can change, and the refresher's feed of its minutes.
-    private static func bootRefresher() async throws -> (MutableInMemoryProvider, Kernel, Feed<Int>) {
-        let provider = MutableInMemoryProvider(
-            name: "test",
-            initialValues: [minutesKey: 20, tokenKey: ConfigValue(.string("t0"), isSecret: true)])
+    private static func bootRefresher() async throws -> (ChangeableProvider, Kernel, Feed<Int>) {
+        let provider = ChangeableProvider(
+            [minutesKey: 20, tokenKey: ConfigValue(.string("t0"), isSecret: true)])
         var options = KernelOptions()
         options.configurationProviders = [provider]
         let kernel = Kernel(modules: [RefresherModule.self], host: HostEnvironment(version: "1.0.0"), options: options)
@@ -190,9 +189,8 @@ struct ConfigurationReloadTests {
     )
     func reloadDeliversGoodValuesOnly() async throws {
         let secret = "t0ken-7d1c-secret"
-        let provider = MutableInMemoryProvider(
-            name: "test",
-            initialValues: [Self.minutesKey: 20, Self.tokenKey: ConfigValue(.string(secret), isSecret: true)])
+        let provider = ChangeableProvider(
+            [Self.minutesKey: 20, Self.tokenKey: ConfigValue(.string(secret), isSecret: true)])
         let log = InMemoryLogHandler()
         var options = KernelOptions()
         options.configurationProviders = [provider]

@@ -100,7 +100,7 @@ struct GhostAppTests {
         .timeLimit(.minutes(1)))
     func weatherUnits() async throws {
         let unitsKey = AbsoluteConfigKey(["com", "ghost", "weather", "units"])
-        let provider = MutableInMemoryProvider(name: "test", initialValues: [unitsKey: "imperial"])
+        let provider = ChangeableProvider([unitsKey: "imperial"])
         var harness = ghostHarness()
         harness.options.configurationProviders = [provider]
         try await harness.run { app in

@@ -120,7 +120,7 @@ struct RenderCacheTests {
     @Test("a configuration reload redraws what the module renders: Weather's units change at the next request")
     func configurationReload() async throws {
         let unitsKey = AbsoluteConfigKey(["com", "ghost", "weather", "units"])
-        let provider = MutableInMemoryProvider(name: "test", initialValues: [unitsKey: "imperial"])
+        let provider = ChangeableProvider([unitsKey: "imperial"])
         let (app, web) = try await ghostWeb(configuration: [provider])
         try await Application(router: web.router()).test(.router) { client in
             #expect(try await client.get("/dashboard").body.contains("54°F"))
