@@ -33,6 +33,7 @@ transient-direct 100000 1100000
 root-and-3-direct 20000 220000
 link-among-1000 2000 22000
 event-to-1 1000 11000
+durable-to-1 200 1200
 dashboard 20 220
 bare-route 20 220
 boot-100 2 12

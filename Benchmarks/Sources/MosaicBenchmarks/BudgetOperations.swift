@@ -4,6 +4,7 @@ import Logging
 @_spi(Hosting) import Mosaic
 import MosaicHummingbird
 import MosaicKernel
+import Synchronization
 
 /// The operations whose instructions and heap allocations `Benchmarks/budgets.sh` counts and holds to the budgets in
 /// `Benchmarks/budgets.txt`. Each sets up once, then repeats its operation `count` times and prints nothing; the script
@@ -52,6 +53,31 @@ let budgetOperations: [String: @Sendable (_ count: Int) async throws -> Void] = 
             _ = await receipts.next()
         }
         subscriber.cancel()
+        await kernel.shutdown()
+    },
+    "durable-to-1": { count in
+        // One durable event published and handled at a time, in the kernel's memory store: the dispatcher's own
+        // cost per delivery (claim, handler call within its time limit, completion), without a database.
+        let arrivals = Arrivals()
+        let shop = Mutex<ActivationContext?>(nil)
+        var catalog = ModuleCatalog()
+        catalog.add(
+            ModuleFactory(manifest: Manifest(id: "bench.shop", version: "1.0.0")) {
+                BenchModule { context in shop.withLock { $0 = context } }
+            })
+        catalog.add(
+            ModuleFactory(manifest: Manifest(id: "bench.mail", version: "1.0.0")) {
+                BenchModule { context in
+                    try await context.events.handle(BenchReceipt.self, as: "budget") { arrivals.arrived($0.event) }
+                }
+            })
+        let kernel = Kernel(catalog: catalog, host: HostEnvironment(version: "1.0.0"), logger: quietLogger())
+        try await kernel.boot()
+        guard let context = shop.withLock({ $0 }) else { throw BenchmarkError("the shop module did not activate") }
+        for round in 1...count {
+            try await context.events.publish(BenchReceipt(order: round, sentAt: 0))
+            await arrivals.wait(for: round)
+        }
         await kernel.shutdown()
     },
     "dashboard": { count in try await getRepeatedly(count, bare: false) },

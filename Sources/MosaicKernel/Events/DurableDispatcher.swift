@@ -12,6 +12,18 @@ struct DurableDispatcher: Sendable {
     let logger: Logger
     /// Decodes the delivery and runs the module's handler on it.
     let deliver: @Sendable (DurableDelivery) async throws -> Void
+    /// Ends a handler call that outlives its time limit.
+    private let watch = HandlerWatch()
+
+    init(
+        outbox: DurableOutbox, subscriber: String, logger: Logger,
+        deliver: @escaping @Sendable (DurableDelivery) async throws -> Void
+    ) {
+        self.outbox = outbox
+        self.subscriber = subscriber
+        self.logger = logger
+        self.deliver = deliver
+    }
 
     private var store: any DurableEventStore { outbox.store }
     private var options: DurableEventOptions { outbox.options }
@@ -22,6 +34,12 @@ struct DurableDispatcher: Sendable {
         let (bell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let watch = store.watch { [subscriber] woken in if woken == subscriber { ring.yield() } }
         defer { watch.cancel() }
+        // Not a child task: it must outlive the cancellation of this one, while a cancelled handler is waited for.
+        let watching = Task { [self] in await self.watch.run(on: clock, limit: options.handlerTimeLimit) }
+        defer {
+            self.watch.stop()
+            watching.cancel()
+        }
         ring.yield()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [clock, options] in
@@ -144,10 +162,8 @@ struct DurableDispatcher: Sendable {
     /// beside the module's `deactivate()` nor beside another instance that takes the delivery over.
     private func runWithinLimit(_ work: @escaping @Sendable () async throws -> Void) async -> Result<Void, any Error> {
         guard !Task.isCancelled else { return .failure(CancellationError()) }
-        let limit = options.handlerTimeLimit
-        let deadline = clock.now() + limit
+        let deadline = clock.now() + options.handlerTimeLimit
         let run = HandlerRun()
-        var timer: Task<Void, Never>?
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 run.wait(continuation)
@@ -160,17 +176,12 @@ struct DurableDispatcher: Sendable {
                     }
                 }
                 run.started(handler)
-                timer = Task { [clock] in
-                    guard (try? await clock.sleep(deadline)) != nil else { return }
-                    // Reported first, so that a handler ending on its cancellation does not report that instead.
-                    run.finish(.failure(HandlerTimedOut(limit: limit)))
-                    handler.cancel()
-                }
+                watch.arm(run, until: deadline)
             }
         } onCancel: {
             run.cancel()
         }
-        timer?.cancel()
+        watch.disarm(run)
         return result
     }
 }
@@ -206,11 +217,83 @@ private final class HandlerRun: Sendable {
         }?.cancel()
     }
 
+    /// The time limit passed: reported first, so that a handler ending on its cancellation does not report that
+    /// instead, and then the handler is cancelled.
+    func timeOut(after limit: Duration) {
+        finish(.failure(HandlerTimedOut(limit: limit)))
+        state.withLock { $0.handler }?.cancel()
+    }
+
     func finish(_ result: Result<Void, any Error>) {
         state.withLock { state in
             defer { state.continuation = nil }
             return state.continuation
         }?.resume(returning: result)
+    }
+}
+
+/// Ends the handler call that outlives its time limit: one task per handler, asleep until the deadline of the call
+/// under way, so that a call costs no timer of its own. Calls run one at a time, each with a later deadline than the
+/// one before: woken at an old deadline, the watch sleeps on until the current one.
+private final class HandlerWatch: Sendable {
+    private struct State {
+        var current: (run: HandlerRun, deadline: Duration)?
+        /// The watch, waiting for a call while none is under way.
+        var idle: CheckedContinuation<Duration?, Never>?
+        var stopped = false
+    }
+
+    private let state = Locked(State())
+
+    /// `run` is under way until `deadline`.
+    func arm(_ run: HandlerRun, until deadline: Duration) {
+        state.withLock { state in
+            state.current = (run, deadline)
+            defer { state.idle = nil }
+            return state.idle
+        }?.resume(returning: deadline)
+    }
+
+    /// `run` ended.
+    func disarm(_ run: HandlerRun) {
+        state.withLock { state in
+            if state.current?.run === run { state.current = nil }
+        }
+    }
+
+    /// Ends the watch; no call is under way.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            defer { state.idle = nil }
+            return state.idle
+        }?.resume(returning: nil)
+    }
+
+    /// Times out each call still under way at its deadline, until stopped.
+    func run(on clock: KernelClock, limit: Duration) async {
+        while let deadline = await nextDeadline(), (try? await clock.sleep(deadline)) != nil {
+            let now = clock.now()
+            let expired = state.withLock { state -> HandlerRun? in
+                guard let current = state.current, current.deadline <= now else { return nil }
+                state.current = nil
+                return current.run
+            }
+            expired?.timeOut(after: limit)
+        }
+    }
+
+    /// The deadline of the call under way, once there is one; `nil` once stopped.
+    private func nextDeadline() async -> Duration? {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Duration?? in
+                if state.stopped { return .some(nil) }
+                if let current = state.current { return current.deadline }
+                state.idle = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }
 

@@ -107,19 +107,23 @@ final class DurableOutbox: Sendable {
                 "\(module)'s handler \(name.quotedForMessage()) of \(Event.durableName) could not be recorded in the "
                     + "outbox: \(error). Activate the module again once the outbox's storage is reachable.")
         }
+        // One decoder for the handler's deliveries, which come one at a time.
+        let decoder = JSONDecoder()
         let dispatcher = DurableDispatcher(
             outbox: self, subscriber: subscriber, logger: Logger(label: module.rawValue),
-            deliver: { delivery in try await call { try await handler(try Self.envelope(delivery, as: Event.self)) } })
+            deliver: { delivery in
+                try await call { try await handler(try Self.envelope(delivery, as: Event.self, with: decoder)) }
+            })
         return (dispatcher.run, { self.running.withLock { _ = $0.remove(subscriber) } })
     }
 
     /// `delivery`'s event, decoded as `type`.
-    private static func envelope<Event: DurableEvent>(_ delivery: DurableDelivery, as type: Event.Type) throws
-        -> DurableEnvelope<Event>
-    {
+    private static func envelope<Event: DurableEvent>(
+        _ delivery: DurableDelivery, as type: Event.Type, with decoder: JSONDecoder
+    ) throws -> DurableEnvelope<Event> {
         let event: Event
         do {
-            event = try JSONDecoder().decode(Event.self, from: delivery.payload)
+            event = try decoder.decode(Event.self, from: delivery.payload)
         } catch {
             throw UnreadableEvent(
                 "\(delivery.type) \(delivery.event) cannot be read as \(Event.self): \(error). Make the type read "

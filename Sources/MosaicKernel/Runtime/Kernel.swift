@@ -229,7 +229,8 @@ public actor Kernel {
     /// Validates the catalog and activates every module that can run, in dependency order.
     ///
     /// Problems with single modules do not throw: they are in the report, and the other modules still start.
-    /// - Throws: ``KernelError`` only when the kernel was already booted or shut down.
+    /// - Throws: ``KernelError`` only when the kernel was already booted or shut down, or (`.cancelled`) when the
+    ///   calling task was cancelled while another operation of the kernel ran: then nothing started.
     @discardableResult
     public func boot() async throws(KernelError) -> BootReport {
         try await exclusively { () async throws(KernelError) -> BootReport in
