@@ -118,13 +118,17 @@ struct HarnessTests {
         let clock = ManualClock()
         harness.options.clock = clock
         harness.hangActivation(of: "com.ghost.art")
-        let start = Task { [harness] in try await harness.start() }
-        // Art's activation limit is the one timer this short while Art hangs: the other module waits for Art (its
-        // optional dependency), and a storage call's deadline is 5 s away.
+        // Art starts on demand: started by the test once the app is up, so that its activation limit is the one
+        // timer this short (a storage call's deadline is 5 s away). Started by `start()`, right after boot, the
+        // wait below could count the other module's activation limit, set for a moment during boot, and advance
+        // the clock before Art's was set: under load it hung.
+        harness.startsOnDemandModules = false
+        let app = try await harness.start()
+        let starting = Task { try await app.kernel.start("com.ghost.art") }
         let limit = harness.options.activationTimeLimit
         await clock.sleepers(reaching: 1, dueWithin: limit)
         clock.advance(by: limit)
-        let app = try await start.value
+        _ = try await starting.value
         await app.expect("com.ghost.art", .failed(reason: "did not finish"))
         await app.expect("com.test.after-art", .active)
         await app.shutdown()
