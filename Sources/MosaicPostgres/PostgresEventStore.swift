@@ -66,11 +66,6 @@ struct PostgresEventStore: DurableEventStore {
 
     /// Claims up to `limit` of `subscriber`'s due deliveries, the earliest due first, through the index of pending
     /// ones (`mosaic_delivery_next`): never reading the done ones kept for the retention.
-    ///
-    /// The claim commits without waiting for its WAL flush (`synchronous_commit` off for this statement's
-    /// transaction, evaluated once before any row): a claim the database loses in a crash only makes its deliveries
-    /// claimable again, so they are delivered again, at least once as ever. Its flush would cost each batch a disk
-    /// sync ahead of the handler; the completion that follows, which is waited for, flushes it anyway.
     static func claim(_ subscriber: String, limit: Int, lease: Duration, as claim: UUID) -> PostgresQuery {
         """
         UPDATE mosaic_delivery delivery
@@ -83,7 +78,6 @@ struct PostgresEventStore: DurableEventStore {
                 AND (claimed_until IS NULL OR claimed_until < now())
             ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             AND event.id = delivery.event_id
-            AND (SELECT set_config('synchronous_commit', 'off', true)) = 'off'
         RETURNING delivery.id, event.id, event.event_type, event.payload, event.sender, event.published_at,
             delivery.attempts, delivery.due_at
         """

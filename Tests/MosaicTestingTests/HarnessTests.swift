@@ -112,7 +112,9 @@ struct HarnessTests {
         }
     }
 
-    @Test("an activation made to hang is failed after the time limit; the others still start")
+    @Test(
+        "an activation made to hang is failed after the time limit; the module that optionally requires it stays active"
+    )
     func activationHangs() async throws {
         var harness = TestHarness(ArtModule.self, AfterArtModule.self)
         let clock = ManualClock()

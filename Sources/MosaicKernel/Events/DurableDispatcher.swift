@@ -32,8 +32,8 @@ struct DurableDispatcher: Sendable {
     /// Hands out deliveries until cancelled (the module deactivates); claims it will not get to are released.
     func run() async {
         let (bell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let watch = store.watch { [subscriber] woken in if woken == subscriber { ring.yield() } }
-        defer { watch.cancel() }
+        let storeWatch = store.watch { [subscriber] woken in if woken == subscriber { ring.yield() } }
+        defer { storeWatch.cancel() }
         // Not a child task: it must outlive the cancellation of this one, while a cancelled handler is waited for.
         let watching = Task { [self] in await self.watch.run(on: clock, limit: options.handlerTimeLimit) }
         defer {
@@ -233,8 +233,9 @@ private final class HandlerRun: Sendable {
 }
 
 /// Ends the handler call that outlives its time limit: one task per handler, asleep until the deadline of the call
-/// under way, so that a call costs no timer of its own. Calls run one at a time, each with a later deadline than the
-/// one before: woken at an old deadline, the watch sleeps on until the current one.
+/// under way, so that a call costs no timer of its own. Calls run one at a time, each with a deadline no earlier than
+/// the one before (the kernel's clock never goes back): woken at an old deadline, the watch sleeps on until the
+/// current one. A call that ends early leaves the watch asleep until its deadline (one sleeper on a test's clock).
 private final class HandlerWatch: Sendable {
     private struct State {
         var current: (run: HandlerRun, deadline: Duration)?

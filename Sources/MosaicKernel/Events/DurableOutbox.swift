@@ -107,7 +107,7 @@ final class DurableOutbox: Sendable {
                 "\(module)'s handler \(name.quotedForMessage()) of \(Event.durableName) could not be recorded in the "
                     + "outbox: \(error). Activate the module again once the outbox's storage is reachable.")
         }
-        // One decoder for the handler's deliveries, which come one at a time.
+        // One decoder for all the handler's deliveries: a decode keeps no state between calls.
         let decoder = JSONDecoder()
         let dispatcher = DurableDispatcher(
             outbox: self, subscriber: subscriber, logger: Logger(label: module.rawValue),
