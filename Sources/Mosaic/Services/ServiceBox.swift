@@ -1,10 +1,16 @@
 public import CMosaicReaders
 public import Synchronization
 
-/// A service's factory with its type erased: builds an instance into memory sized and aligned for the service's
-/// type. The registrar makes one per registration, where the type is known, so no box is generic over it.
+/// A service's factory: builds an instance of `T`, resolving its dependencies from the table. The registrar makes one
+/// per registration, where the types are known. A box keeps it as `AnyObject`, so no box is generic over `T`, and a
+/// resolve, which names `T`, calls it straight into its result.
 @usableFromInline
-package typealias ServiceMaker = @Sendable (_ table: ServiceTable, _ memory: UnsafeMutableRawPointer) throws -> Void
+package final class ServiceMaker<T>: Sendable {
+    @usableFromInline let build: @Sendable (_ table: ServiceTable) throws -> T
+
+    @inlinable
+    package init(_ build: @escaping @Sendable (_ table: ServiceTable) throws -> T) { self.build = build }
+}
 
 /// Where one registered service lives at run time: its factory, its scope, whether its module is active, and its
 /// instance once built. The kernel makes one per registration; ``Services`` reads them without a lock.
@@ -19,8 +25,8 @@ package typealias ServiceMaker = @Sendable (_ table: ServiceTable, _ memory: Uns
 // (CMosaicReaders) before it loads `published`, and clears the name once done with the instance. A release clears
 // `published` first, then waits until no thread that began reading the box before is still reading it, and only
 // then frees the instance: a reader either named the box before the release's wait, which then waits for it, or it
-// loads the cleared address and takes the slow path. `make` is an immutable `@Sendable` closure and `type` an
-// immutable metatype.
+// loads the cleared address and takes the slow path. `make` is an immutable `ServiceMaker` (Sendable) and `type`
+// an immutable metatype.
 // SAFETY: hence a reader that loads a non-zero `published` always reads a live, fully built, unchanging instance,
 // and every other stored property is immutable, atomic or behind the lock.
 @usableFromInline
@@ -33,7 +39,8 @@ package final class ServiceBox: @unchecked Sendable {
     @usableFromInline package let provider: ModuleID
     /// The service's type: what ``make`` builds and what ``free(_:)`` ends.
     private let type: any Any.Type
-    private let make: ServiceMaker
+    /// A `ServiceMaker<T>` of the service's type `T`: whoever builds names `T`, which the table's key guarantees.
+    @usableFromInline let make: any AnyObject & Sendable
     @usableFromInline let active = Atomic<Bool>(false)
     /// The address of the built instance, or 0.
     @usableFromInline let published = Atomic<UInt>(0)
@@ -41,7 +48,7 @@ package final class ServiceBox: @unchecked Sendable {
     let storage = Locked<UInt>(0)
 
     package init(
-        key: AnyServiceKey, scope: ServiceScope, provider: ModuleID, type: any Any.Type, make: @escaping ServiceMaker
+        key: AnyServiceKey, scope: ServiceScope, provider: ModuleID, type: any Any.Type, make: any AnyObject & Sendable
     ) {
         self.key = key
         self.scope = scope
@@ -112,7 +119,9 @@ package final class ServiceBox: @unchecked Sendable {
     }
 
     /// The service, of the box's type `T`: a new instance when transient, otherwise the one built on first use.
-    @inlinable
+    /// Always inlined, as is ``build(_:as:)``: a transient's instance is then returned through one call less each,
+    /// a copy of it and a stack frame sized for the error.
+    @inlinable @inline(__always)
     package func get<T>(from table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
         guard active.load(ordering: .acquiring) else { throw table.failed(inactive(), by: provider) }
         if case .transient = scope { return try build(table, as: T.self) }
@@ -136,7 +145,7 @@ package final class ServiceBox: @unchecked Sendable {
             guard active.load(ordering: .sequentiallyConsistent) else { throw inactive() }
             let memory = UnsafeMutablePointer<T>.allocate(capacity: 1)
             do throws(ServiceError) {
-                try build(table, into: memory)
+                memory.initialize(to: try build(table, as: T.self))
             } catch {
                 memory.deallocate()
                 throw error
@@ -147,34 +156,39 @@ package final class ServiceBox: @unchecked Sendable {
         }
     }
 
-    /// A new instance, not kept. Inlinable, so that it is specialized where `T` is known: unspecialized, the
-    /// temporary allocation asks the runtime for `Result<T, ServiceError>`'s metadata on every call.
-    @inlinable
+    /// A new instance, not kept, telling the table's observer. Inlinable, so that it is specialized where `T` is
+    /// known: the factory then returns straight into the caller's result, with no temporary to move it from.
+    @inlinable @inline(__always)
     func build<T>(_ table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
-        try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer throws(ServiceError) -> T in
-            let memory = buffer.baseAddress.unsafelyUnwrapped
-            try build(table, into: memory)
-            return memory.move()
+        guard table.isObserved else { return try run(table, as: T.self) }
+        return try observedBuild(table, as: T.self)
+    }
+
+    @usableFromInline
+    func observedBuild<T>(_ table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
+        guard let observer = table.observer else { return try run(table, as: T.self) }
+        return try observer.build(key, provider: provider) { () throws(ServiceError) -> T in
+            try run(table, as: T.self)
         }
     }
 
-    /// Initializes `memory` with a new instance, telling the table's observer.
-    @usableFromInline
-    func build<T>(_ table: ServiceTable, into memory: UnsafeMutablePointer<T>) throws(ServiceError) {
-        guard table.isObserved, let observer = table.observer else { return try run(table, into: memory) }
-        try observer.build(key, provider: provider) { () throws(ServiceError) in try run(table, into: memory) }
-    }
-
-    private func run<T>(_ table: ServiceTable, into memory: UnsafeMutablePointer<T>) throws(ServiceError) {
+    @inlinable @inline(__always)
+    func run<T>(_ table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
         do {
-            try make(table, UnsafeMutableRawPointer(memory))
+            // Unchecked: the box was made with a `ServiceMaker<T>` for the key of `T` (see ``make``).
+            return try unsafeDowncast(make, to: ServiceMaker<T>.self).build(table)
         } catch let error as ServiceError {
             throw error
         } catch {
-            throw ServiceError(
-                .factoryFailed, service: key.name, provider: provider,
-                message: "the factory of \(key.name) in \(provider) threw: \(error)", underlying: error)
+            throw factoryFailed(error)
         }
+    }
+
+    @usableFromInline
+    func factoryFailed(_ error: any Error) -> ServiceError {
+        ServiceError(
+            .factoryFailed, service: key.name, provider: provider,
+            message: "the factory of \(key.name) in \(provider) threw: \(error)", underlying: error)
     }
 
     /// Builds the service now (a singleton or cached service registered `eager`), so that a factory that throws

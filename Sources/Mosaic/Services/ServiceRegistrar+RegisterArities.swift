@@ -2,9 +2,9 @@
 //
 // Fixed-arity forms of the registrar's methods for factories of 0 to 4 parameters. Swift prefers them over the
 // variadic forms, and unlike a parameter-pack expansion they specialize fully where the module registers, so a
-// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure
-// (`erase`), which builds the instance into the memory the box gives it; `singleton`, `transient` and `cached` are
-// `register` in their scope.
+// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one
+// `ServiceMaker` (`erase`), whose closure resolves the factory's parameters and builds the instance; `singleton`,
+// `transient` and `cached` are `register` in their scope.
 
 extension ServiceRegistrar {
     /// Provides the service `key` names in `scope`,
@@ -154,53 +154,45 @@ extension ServiceRegistrar {
             preview: Self.erase(preview))
     }
 
-    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    /// What builds an instance with `factory`, resolving its parameters.
     @inlinable
-    static func erase<T: Sendable>(_ factory: @escaping @Sendable () throws -> T) -> ServiceMaker {
-        { _, memory in memory.initializeMemory(as: T.self, to: try factory()) }
+    static func erase<T: Sendable>(_ factory: @escaping @Sendable () throws -> T) -> ServiceMaker<T> {
+        ServiceMaker { _ in try factory() }
     }
 
-    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    /// What builds an instance with `factory`, resolving its parameters.
     @inlinable
-    static func erase<T: Sendable, D1: Sendable>(_ factory: @escaping @Sendable (D1) throws -> T) -> ServiceMaker {
-        { table, memory in memory.initializeMemory(as: T.self, to: try factory(try table.dependency(D1.self))) }
+    static func erase<T: Sendable, D1: Sendable>(_ factory: @escaping @Sendable (D1) throws -> T) -> ServiceMaker<T> {
+        ServiceMaker { table in try factory(try table.dependency(D1.self)) }
     }
 
-    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    /// What builds an instance with `factory`, resolving its parameters.
     @inlinable
     static func erase<T: Sendable, D1: Sendable, D2: Sendable>(_ factory: @escaping @Sendable (D1, D2) throws -> T)
-        -> ServiceMaker
+        -> ServiceMaker<T>
     {
-        { table, memory in
-            memory.initializeMemory(
-                as: T.self, to: try factory(try table.dependency(D1.self), try table.dependency(D2.self)))
-        }
+        ServiceMaker { table in try factory(try table.dependency(D1.self), try table.dependency(D2.self)) }
     }
 
-    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    /// What builds an instance with `factory`, resolving its parameters.
     @inlinable
     static func erase<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
         _ factory: @escaping @Sendable (D1, D2, D3) throws -> T
-    ) -> ServiceMaker {
-        { table, memory in
-            memory.initializeMemory(
-                as: T.self,
-                to: try factory(
-                    try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self)))
+    ) -> ServiceMaker<T> {
+        ServiceMaker { table in
+            try factory(try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self))
         }
     }
 
-    /// What builds an instance with `factory` into the memory a box gives it, resolving its parameters.
+    /// What builds an instance with `factory`, resolving its parameters.
     @inlinable
     static func erase<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
         _ factory: @escaping @Sendable (D1, D2, D3, D4) throws -> T
-    ) -> ServiceMaker {
-        { table, memory in
-            memory.initializeMemory(
-                as: T.self,
-                to: try factory(
-                    try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
-                    try table.dependency(D4.self)))
+    ) -> ServiceMaker<T> {
+        ServiceMaker { table in
+            try factory(
+                try table.dependency(D1.self), try table.dependency(D2.self), try table.dependency(D3.self),
+                try table.dependency(D4.self))
         }
     }
 }

@@ -2,9 +2,9 @@
 //
 // Fixed-arity forms of the registrar's methods for factories of 0 to 4 parameters. Swift prefers them over the
 // variadic forms, and unlike a parameter-pack expansion they specialize fully where the module registers, so a
-// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one closure
-// (`erase`), which builds the instance into the memory the box gives it; `singleton`, `transient` and `cached` are
-// `register` in their scope.
+// factory resolves its dependencies with no runtime generic-metadata lookups. Each registration makes one
+// `ServiceMaker` (`erase`), whose closure resolves the factory's parameters and builds the instance; `singleton`,
+// `transient` and `cached` are `register` in their scope.
 
 extension ServiceRegistrar {
     /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,

@@ -13,9 +13,9 @@ package struct ServiceRegistration: Sendable {
     package let eager: Bool
     /// The service's type.
     let type: any Sendable.Type
-    /// Its factory, and the one for preview mode if it has one.
-    let live: ServiceMaker
-    let preview: ServiceMaker?
+    /// Its factory, and the one for preview mode if it has one: each a `ServiceMaker` of ``type``.
+    let live: any AnyObject & Sendable
+    let preview: (any AnyObject & Sendable)?
 
     /// Whether it has a factory for preview mode.
     package var hasPreview: Bool { preview != nil }
@@ -115,14 +115,12 @@ public struct ServiceRegistrar: Sendable {
     }
 
     /// A factory of the kernel's shape (inlined where the module registers, so the closure is concrete code):
-    /// resolve each parameter from the table, in order, then build the instance into the memory given.
+    /// resolve each parameter from the table, in order, then build the instance.
     @inlinable
     static func erase<T: Sendable, each Dependency: Sendable>(
         _ factory: @escaping @Sendable (repeat each Dependency) throws -> T
-    ) -> ServiceMaker {
-        { table, memory in
-            memory.initializeMemory(as: T.self, to: try factory(repeat try table.dependency((each Dependency).self)))
-        }
+    ) -> ServiceMaker<T> {
+        ServiceMaker { table in try factory(repeat try table.dependency((each Dependency).self)) }
     }
 
     @inlinable
@@ -132,12 +130,11 @@ public struct ServiceRegistrar: Sendable {
         return keys
     }
 
-    /// Adds a registration; `live` and `preview` build an instance of `type` (one closure each, made where the
-    /// module registers).
+    /// Adds a registration; `live` and `preview` build an instance of `type` (each made where the module registers).
     @usableFromInline
-    mutating func add(
-        _ type: any Sendable.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [AnyServiceKey],
-        live: @escaping ServiceMaker, preview: ServiceMaker?, eager: Bool = false
+    mutating func add<T: Sendable>(
+        _ type: T.Type, _ scope: ServiceScope, _ rank: ServiceRank, _ dependencies: [AnyServiceKey],
+        live: ServiceMaker<T>, preview: ServiceMaker<T>?, eager: Bool = false
     ) {
         provided.append(
             ServiceRegistration(

@@ -12,7 +12,7 @@ package final class ServiceTable: Sendable {
     /// Who learns of builds and failed resolves through this table (the kernel's telemetry).
     package let observer: (any ServiceObserver)?
     /// Whether there is an ``observer``: checking costs no copy of the existential (a retain and a release).
-    package let isObserved: Bool
+    @usableFromInline package let isObserved: Bool
 
     /// A table of `boxes`, each under its key; a later box with the same key replaces an earlier one.
     package init(_ entries: [ServiceBox], observer: (any ServiceObserver)? = nil) {
