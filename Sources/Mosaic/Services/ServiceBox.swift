@@ -175,8 +175,10 @@ package final class ServiceBox: @unchecked Sendable {
     @inlinable @inline(__always)
     func run<T>(_ table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
         do {
-            // Unchecked: the box was made with a `ServiceMaker<T>` for the key of `T` (see ``make``).
-            return try unsafeDowncast(make, to: ServiceMaker<T>.self).build(table)
+            // Unchecked: the box was made with a `ServiceMaker<T>` for the key of `T` (see ``make``). Borrowed: the
+            // box keeps its maker, and a retained one (as `unsafeDowncast` returns it) costs two atomic writes.
+            let maker = Unmanaged.passUnretained(unsafeDowncast(make, to: ServiceMaker<T>.self))
+            return try maker._withUnsafeGuaranteedRef { try $0.build(table) }
         } catch let error as ServiceError {
             throw error
         } catch {
