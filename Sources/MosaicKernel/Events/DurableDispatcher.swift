@@ -41,20 +41,24 @@ struct DurableDispatcher: Sendable {
             watching.cancel()
         }
         ring.yield()
+        var recording: Task<Void, Never>?
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [clock, options] in
                 while (try? await clock.sleep(clock.now() + options.pollInterval)) != nil { ring.yield() }
             }
-            for await _ in bell { await drain() }
+            for await _ in bell { recording = await drain(after: recording) }
             group.cancelAll()
         }
+        await recording?.value
     }
 
     /// Claims and handles batches until none is due. The next batch is claimed while one is handled, and a batch's
     /// completions are recorded while the next is handled: the round trips overlap the handling, and there are
-    /// never two claims nor two recordings under way at once.
-    private func drain() async {
-        var recording: Task<Void, Never>?
+    /// never two claims nor two recordings under way at once. Returns the last recording, still under way, so that
+    /// an event published meanwhile is claimed without waiting for it; the next drain waits for it before it records
+    /// (`previous`). Until recorded, its deliveries stay claimed, so no claim takes them again.
+    private func drain(after previous: Task<Void, Never>?) async -> Task<Void, Never>? {
+        var recording = previous
         var batch = await claimBatch()
         while let (claimed, claimedAt) = batch {
             let next = Task.isCancelled ? nil : Task { await claimBatch() }
@@ -74,7 +78,7 @@ struct DurableDispatcher: Sendable {
             recording = Task { [done] in await complete(done, claim: claim) }
             batch = await next?.value
         }
-        await recording?.value
+        return recording
     }
 
     /// Claims the next batch of due deliveries, with the time its lease started; `nil` when none is due, the
