@@ -2,8 +2,10 @@ public import CMosaicReaders
 public import Synchronization
 
 /// A service's factory: builds an instance of `T`, resolving its dependencies from the table. The registrar makes one
-/// per registration, where the types are known. A box keeps it as `AnyObject`, so no box is generic over `T`, and a
-/// resolve, which names `T`, calls it straight into its result.
+/// per registration, where the types are known. A box keeps it as an object of no named type, so no box is generic
+/// over `T`, and a resolve, which names `T`, calls it straight into its result. Being generic, it costs the runtime one
+/// metadata instantiation per service type in a process, and code not specialized for `T` a metadata lookup when it
+/// makes one: paid per registration, so that a resolve pays nothing for it.
 @usableFromInline
 package final class ServiceMaker<T>: Sendable {
     @usableFromInline let build: @Sendable (_ table: ServiceTable) throws -> T
@@ -15,9 +17,9 @@ package final class ServiceMaker<T>: Sendable {
 /// Where one registered service lives at run time: its factory, its scope, whether its module is active, and its
 /// instance once built. The kernel makes one per registration; ``Services`` reads them without a lock.
 ///
-/// Not generic over the service's type: making, reading and freeing a box then asks the runtime for no generic
-/// metadata (code not specialized for a type would look up `ServiceBox<T>` on every use). Whoever reads an
-/// instance names its type, which the table's key guarantees is the box's ``type``.
+/// Not generic over the service's type: reading and freeing a box then asks the runtime for no generic metadata (code
+/// not specialized for a type would look up `ServiceBox<T>` on every use). Whoever reads an instance names its type,
+/// which the table's key guarantees is the box's ``type``.
 //
 // The built instance lives in memory allocated for it alone and never written once initialized; `storage` (under
 // its lock) owns it and `published` is its address for readers. `published` changes only inside the lock, and the
@@ -39,7 +41,8 @@ package final class ServiceBox: @unchecked Sendable {
     @usableFromInline package let provider: ModuleID
     /// The service's type: what ``make`` builds and what ``free(_:)`` ends.
     private let type: any Any.Type
-    /// A `ServiceMaker<T>` of the service's type `T`: whoever builds names `T`, which the table's key guarantees.
+    /// A `ServiceMaker<T>` of the service's type `T` (``ServiceRegistration``'s generic initializer ties the two):
+    /// whoever builds names `T`, which the table's key guarantees.
     @usableFromInline let make: any AnyObject & Sendable
     @usableFromInline let active = Atomic<Bool>(false)
     /// The address of the built instance, or 0.
@@ -119,8 +122,8 @@ package final class ServiceBox: @unchecked Sendable {
     }
 
     /// The service, of the box's type `T`: a new instance when transient, otherwise the one built on first use.
-    /// Always inlined, as is ``build(_:as:)``: a transient's instance is then returned through one call less each,
-    /// a copy of it and a stack frame sized for the error.
+    /// Always inlined, as are ``build(_:as:)`` and ``run(_:as:)``: a transient's instance then comes back through
+    /// fewer calls, each of which copied it and had a stack frame sized for the error.
     @inlinable @inline(__always)
     package func get<T>(from table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
         guard active.load(ordering: .acquiring) else { throw table.failed(inactive(), by: provider) }

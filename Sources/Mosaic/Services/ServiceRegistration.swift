@@ -17,6 +17,22 @@ package struct ServiceRegistration: Sendable {
     let live: any AnyObject & Sendable
     let preview: (any AnyObject & Sendable)?
 
+    /// A registration of `T`'s service, built by `live` (and in preview mode by `preview`, if given): the makers'
+    /// type is the registration's, which a box's unchecked use of them relies on.
+    init<T: Sendable>(
+        key: AnyServiceKey, scope: ServiceScope, rank: ServiceRank, dependencies: [AnyServiceKey], eager: Bool,
+        live: ServiceMaker<T>, preview: ServiceMaker<T>?
+    ) {
+        self.key = key
+        self.scope = scope
+        self.rank = rank
+        self.dependencies = dependencies
+        self.eager = eager
+        self.type = T.self
+        self.live = live
+        self.preview = preview
+    }
+
     /// Whether it has a factory for preview mode.
     package var hasPreview: Bool { preview != nil }
 
@@ -139,7 +155,7 @@ public struct ServiceRegistrar: Sendable {
         provided.append(
             ServiceRegistration(
                 key: AnyServiceKey(type), scope: scope, rank: rank, dependencies: dependencies, eager: eager,
-                type: type, live: live, preview: preview))
+                live: live, preview: preview))
         for dependency in dependencies where !used.contains(dependency) { used.append(dependency) }
     }
 

@@ -56,7 +56,7 @@ struct DurableDispatcher: Sendable {
     /// completions are recorded while the next is handled: the round trips overlap the handling, and there are
     /// never two claims nor two recordings under way at once. Returns the last recording, still under way, so that
     /// an event published meanwhile is claimed without waiting for it; the next drain waits for it before it records
-    /// (`previous`). Until recorded, its deliveries stay claimed, so no claim takes them again.
+    /// (`previous`). Until recorded, its deliveries stay claimed (while the lease lasts), so no claim takes them again.
     private func drain(after previous: Task<Void, Never>?) async -> Task<Void, Never>? {
         var recording = previous
         var batch = await claimBatch()
