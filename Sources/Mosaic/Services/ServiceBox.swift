@@ -5,7 +5,7 @@ public import Synchronization
 /// per registration, where the types are known. A box keeps it as an object of no named type, so no box is generic
 /// over `T`, and a resolve, which names `T`, calls it straight into its result. Being generic, it costs the runtime one
 /// metadata instantiation per service type in a process, and code not specialized for `T` a metadata lookup when it
-/// makes one: paid per registration, so that a resolve pays nothing for it.
+/// makes one: paid per registration, so that a resolve specialized for `T` pays nothing for it.
 @usableFromInline
 package final class ServiceMaker<T>: Sendable {
     @usableFromInline let build: @Sendable (_ table: ServiceTable) throws -> T
