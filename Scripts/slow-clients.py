@@ -62,8 +62,15 @@ def timed_out(connections):
     for connection in connections:
         poll.register(connection, select.POLLIN)
     ready = {descriptor for descriptor, _ in poll.poll(0)}
-    return sum(1 for connection in connections if connection.fileno() in ready
-               and connection.recv(12, socket.MSG_PEEK).startswith(b"HTTP/1.1 408"))
+    return sum(1 for connection in connections if connection.fileno() in ready and peek(connection) == b"HTTP/1.1 408")
+
+
+def peek(connection):
+    """The first 12 bytes the server sent on `connection`, left unread; empty when the connection was reset."""
+    try:
+        return connection.recv(12, socket.MSG_PEEK)
+    except OSError:
+        return b""
 
 
 failures = []
