@@ -17,13 +17,13 @@ package struct ServiceRegistration: Sendable {
     let live: any AnyObject & Sendable
     let preview: (any AnyObject & Sendable)?
 
-    /// A registration of `T`'s service, built by `live` (and in preview mode by `preview`, if given): the makers'
-    /// type is the registration's, which a box's unchecked use of them relies on.
+    /// A registration of `T`'s service, built by `live` (and in preview mode by `preview`, if given): the key and
+    /// the makers' type are both `T`'s, which a box's unchecked use of the makers relies on.
     init<T: Sendable>(
-        key: AnyServiceKey, scope: ServiceScope, rank: ServiceRank, dependencies: [AnyServiceKey], eager: Bool,
+        scope: ServiceScope, rank: ServiceRank, dependencies: [AnyServiceKey], eager: Bool,
         live: ServiceMaker<T>, preview: ServiceMaker<T>?
     ) {
-        self.key = key
+        self.key = AnyServiceKey(T.self)
         self.scope = scope
         self.rank = rank
         self.dependencies = dependencies
@@ -154,8 +154,7 @@ public struct ServiceRegistrar: Sendable {
     ) {
         provided.append(
             ServiceRegistration(
-                key: AnyServiceKey(type), scope: scope, rank: rank, dependencies: dependencies, eager: eager,
-                live: live, preview: preview))
+                scope: scope, rank: rank, dependencies: dependencies, eager: eager, live: live, preview: preview))
         for dependency in dependencies where !used.contains(dependency) { used.append(dependency) }
     }
 
