@@ -5,17 +5,7 @@
 # Usage: bash Benchmarks/web-cpu.sh [pairs]   (3 unless given; needs wrk and perf: apt-get install wrk linux-perf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product ghost >/dev/null
-swift build -c release --package-path Benchmarks --product bare-server >/dev/null
-data="$(mktemp -d)"
-.build/release/ghost --port 8181 --data-directory "$data" >/dev/null 2>&1 &
-ghost=$!
-trap 'kill $ghost 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do curl -fs http://127.0.0.1:8181/dashboard -o "$data/dashboard.html" && break; sleep 0.1; done
-Benchmarks/.build/release/bare-server 8182 "$data/dashboard.html" >/dev/null 2>&1 &
-bare=$!
-trap 'kill $ghost $bare 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do curl -fs http://127.0.0.1:8182/dashboard >/dev/null && break; sleep 0.1; done
+source Benchmarks/web-servers.sh >/dev/null
 
 # "µs-per-request requests/s" of the server `pid` under 8 s of wrk against `url`, sampled for 5 s of them at 2 kHz.
 measure() {

@@ -9,18 +9,7 @@ seconds="${1:-10}"
 pairs="${2:-5}"
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 
-swift build -c release --product ghost
-swift build -c release --package-path Benchmarks --product bare-server
-data="$(mktemp -d)"
-.build/release/ghost --port 8181 --data-directory "$data" >/dev/null &
-ghost=$!
-trap 'kill $ghost 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do curl -fs http://127.0.0.1:8181/dashboard -o "$data/dashboard.html" && break; sleep 0.1; done
-# The bare route answers the bytes Ghost's dashboard answered: the same response body, without the application.
-Benchmarks/.build/release/bare-server 8182 "$data/dashboard.html" &
-bare=$!
-trap 'kill $ghost $bare 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do curl -fs http://127.0.0.1:8182/dashboard >/dev/null && break; sleep 0.1; done
+source Benchmarks/web-servers.sh
 
 # requests/s, p50 and p99 of `wrk -t2 -c32 --latency` against URL; fails on any non-2xx answer.
 measure() {
