@@ -32,6 +32,7 @@ let package = Package(
                 .product(name: "MosaicKernel", package: mosaic),
                 .product(name: "MosaicPostgres", package: mosaic),
                 .product(name: "MosaicHummingbird", package: mosaic),
+                .product(name: "MosaicWeb", package: mosaic),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

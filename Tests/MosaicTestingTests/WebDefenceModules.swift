@@ -36,6 +36,12 @@ struct NotesModule: Module {
             return WebResponse(body: "ok")
         }
         module.route(.get, "/fail") { _ in throw Refusal() }
+        // Header fields that name the type, a security header, and one name twice in different case.
+        module.route(.get, "/notes.csv") { _ in
+            WebResponse(
+                headers: ["content-type": "text/csv", "X-Frame-Options": "ALLOWALL", "X-Note": "1", "x-note": "2"],
+                body: "note")
+        }
         module.handle(feature: "crash") { _, _ in throw Refusal() }
         module.handle(feature: "peek", navigatesOnly: true) { link, _ in
             Reached.record(link.query.first { $0.name == "note" }?.value ?? "")

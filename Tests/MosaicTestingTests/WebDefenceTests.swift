@@ -280,6 +280,18 @@ struct WebDefenceTests {
         }
     }
 
+    @Test("a module's header fields replace its type, never the security headers, and a name counts once")
+    func moduleHeaderFields() async throws {
+        let (_, web) = try await ghostWeb([NotesModule.self])
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
+            let answer = try await client.get("/api/notes.csv")
+            #expect(answer.status == 200)
+            #expect(answer.headers[fields: .contentType].map(\.value) == ["text/csv"])
+            #expect(answer.headers[fields: HTTPField.Name("X-Frame-Options")!].map(\.value) == ["DENY"])
+            #expect(answer.headers[fields: HTTPField.Name("X-Note")!].count == 1)
+        }
+    }
+
     @Test("a body over the limit is refused with 413, too many header fields with 431")
     func limits() async throws {
         let (app, web) = try await ghostWeb(options: WebHostOptions(maximumBodySize: 1_024, maximumHeaderCount: 20))

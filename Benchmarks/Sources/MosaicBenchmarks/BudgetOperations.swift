@@ -4,6 +4,7 @@ import Logging
 @_spi(Hosting) import Mosaic
 import MosaicHummingbird
 import MosaicKernel
+import MosaicWeb
 import Synchronization
 
 /// The operations whose instructions and heap allocations `Benchmarks/budgets.sh` counts and holds to the budgets in
@@ -104,11 +105,22 @@ func injectingModule() async throws -> (Kernel, InjectingModule) {
     return (kernel, module)
 }
 
-/// GETs `/dashboard` of the web host over 20 Ghost-shaped modules `count` times, in process (Hummingbird's router
-/// test client: the whole responder, no socket); or, with `bare`, a router of one route answering the same bytes, the
-/// floor the web host is held to.
+/// GETs `/dashboard` of the web host over 20 Ghost-shaped modules and a middleware that marks every response, as
+/// Ghost's analytics module does, `count` times, in process (Hummingbird's router test client: the whole responder,
+/// no socket); or, with `bare`, a router of one route answering the same bytes, the floor the web host is held to.
 func getRepeatedly(_ count: Int, bare: Bool) async throws {
-    let catalog = ghostShapedCatalog(count: 20, onDemand: 0)
+    var catalog = ghostShapedCatalog(count: 20, onDemand: 0)
+    catalog.add(
+        ModuleFactory(
+            manifest: Manifest(id: "bench.app.marker", version: "1.0.0"),
+            register: { module in
+                module.middleware("marker") { request, next in
+                    var response = try await next(request)
+                    response.headers["X-Bench-Marker"] = "on"
+                    return response
+                }
+            }
+        ) { SampleModule() })
     let kernel = Kernel(
         catalog: catalog, host: HostEnvironment(version: "1.0.0", schemes: ["bench"]),
         extensionPoints: WebHost.extensionPoints, logger: quietLogger())

@@ -48,9 +48,14 @@ extension WebHost {
 
     /// Sets the security headers in `headers`, replacing any of the same name.
     static func addSecurityHeaders(to headers: inout HTTPFields) {
-        for field in securityFields {
-            if headers.contains(field.name) { headers[fields: field.name] = [field] } else { headers.append(field) }
+        // One pass over the fields, lengths first: a response rarely carries one of these names, and its names
+        // mostly differ from them in length, which costs far less to compare than the names.
+        let carriesOne = headers.contains { field in
+            let length = field.name.canonicalName.utf8.count
+            return securityFields.contains { $0.name.canonicalName.utf8.count == length && $0.name == field.name }
         }
+        guard carriesOne else { return headers.append(contentsOf: securityFields) }
+        for field in securityFields { headers[fields: field.name] = [field] }
     }
 
     static let csrfRefusal =

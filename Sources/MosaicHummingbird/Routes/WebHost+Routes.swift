@@ -101,9 +101,11 @@ extension WebHost {
     ) async -> Response {
         let web = WebRequest(
             method: request.method.rawValue, path: request.uri.path,
-            query: (try? QueryItem.items(parsing: request.uri.query ?? "")) ?? [], body: body)
+            query: request.uri.query.map { (try? QueryItem.items(parsing: $0)) ?? [] } ?? [], body: body)
+        let middlewares = kernel.contributions(for: .webMiddleware)
+        guard !middlewares.isEmpty else { return Self.hummingbird(await page(web)) }
         var next: @Sendable (WebRequest) async throws -> WebResponse = { await page($0) }
-        for contribution in kernel.contributions(for: .webMiddleware).reversed() {
+        for contribution in middlewares.reversed() {
             let middleware: WebMiddleware
             do {
                 middleware = try await contribution.content()
@@ -139,14 +141,29 @@ extension WebHost {
 
     static func hummingbird(_ response: WebResponse) -> Response {
         var headers = HTTPFields()
-        headers[.contentType] = response.contentType
+        // Room for `Content-Length` and the security headers too: the fields are allocated once per response.
+        headers.reserveCapacity(2 + response.headers.count + securityFields.count)
+        headers.append(
+            response.contentType == htmlContentType.value
+                ? htmlContentType : HTTPField(name: .contentType, value: response.contentType))
         for (name, value) in response.headers {
-            if let field = HTTPField.Name(name) { headers[field] = value }
+            guard let field = HTTPField.Name(name) else { continue }
+            // Replacing searches the fields; only `Content-Type`, or a name given twice in different case, is there.
+            if headers.contains(field) {
+                headers[field] = value
+            } else {
+                headers.append(HTTPField(name: field, value: value))
+            }
         }
         return Response(
             status: HTTPResponse.Status(code: response.status), headers: headers,
             body: ResponseBody(byteBuffer: ByteBuffer(string: response.body)))
     }
+}
+
+extension WebHost {
+    /// The type of every page, checked once: a field made from text checks every byte of its value.
+    static let htmlContentType = HTTPField(name: .contentType, value: "text/html; charset=utf-8")
 }
 
 /// An error thrown by a module's middleware, with the module.
