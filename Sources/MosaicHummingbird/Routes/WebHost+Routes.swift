@@ -17,6 +17,15 @@ extension WebHost {
         let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: DefenceMiddleware(host: self))
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
+        // A link in path form, `/TAB/FEATURE…`.
+        let link: @Sendable (Request, BasicRequestContext) async -> Response = { request, _ in
+            await respond(request) { _ in await open(path: request.uri.path, query: request.uri.query) }
+        }
+        // The landing page, first of all: the router compares a path with the constant routes in the order they were
+        // added before it tries `/:tab`, and this is the page asked for most. A constant first component hides
+        // `/:tab/**`, so the landing tab's links have a route of their own.
+        router.get("/dashboard") { request, _ in await respond(request) { _ in await tabResponse("dashboard") } }
+        router.get("/dashboard/**", use: link)
         addOperationsRoutes(to: router, detailed: false, metrics: exposure == .loopback)
         router.get("/modules") { request, _ in
             await respond(request) { _ in await shell(modulesPage(), live: "/modules") }
@@ -67,9 +76,7 @@ extension WebHost {
             let tab = context.parameters.get("tab") ?? ""
             return await respond(request) { _ in await tabResponse(tab) }
         }
-        router.get("/:tab/**") { request, _ in
-            await respond(request) { _ in await open(path: request.uri.path, query: request.uri.query) }
-        }
+        router.get("/:tab/**", use: link)
         return router
     }
 
