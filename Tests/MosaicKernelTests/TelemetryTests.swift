@@ -19,6 +19,13 @@ private func ghost(tracer: InMemoryTracer, metrics: TestMetrics, extra: [any Mod
     harness.options.deeplinkRules = DeeplinkRules(allowedSchemes: ["ghost"])
     harness.options.tracer = tracer
     harness.options.metricsFactory = metrics
+    // These tests are about spans and counts, not time limits, which a loaded machine can miss: under the thread
+    // sanitizer, beside the whole suite on two cores, the Lisbon link of `deeplinks` once came back not handled (CI,
+    // 2026-11-28). The limits it passes through (activation, a pending link, a state write) are out of the way.
+    harness.options.activationTimeLimit = .seconds(600)
+    harness.options.pendingDeeplinkTimeLimit = .seconds(600)
+    harness.options.storageTimeLimit = .seconds(600)
+    harness.options.stateDatabaseBusyTimeout = .seconds(600)
     return harness
 }
 
@@ -163,9 +170,8 @@ extension TestMetrics {
         let metrics = TestMetrics()
         let app = try await ghost(tracer: tracer, metrics: metrics).start()
         do {
-            #expect(
-                await app.open("ghost://dashboard/weather/city?name=Lisbon")
-                    == .handled(tab: "dashboard", module: "com.ghost.weather"))
+            let lisbon = await app.open("ghost://dashboard/weather/city?name=Lisbon")
+            #expect(lisbon == .handled(tab: "dashboard", module: "com.ghost.weather"))
             _ = await app.open("ghost://dashboard/weather/city?name=Atlantis-7f3a")
             _ = await app.open("ghost://dashboard/no-such-feature-9b1c/action-42?token=hunter2")
             let links = tracer.finishedSpans.filter { $0.operationName == "mosaic.deeplink" }
