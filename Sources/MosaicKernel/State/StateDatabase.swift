@@ -126,6 +126,10 @@ private final class DatabaseFile: Sendable {
     private let busyMode: Database.BusyMode
     /// The open database, or its opening under way.
     private let opening = Locked<Task<DatabaseQueue, any Error>?>(nil)
+    /// The open database, stored under this lock by the thread that opened it before anyone is told, and read under
+    /// it by every caller: a hand-off the thread sanitizer sees (through `task.value` alone it saw none, and reported
+    /// the queue's fields as raced, CI 2026-11-28).
+    private let opened = Locked<DatabaseQueue?>(nil)
 
     init(directory: String, busyMode: Database.BusyMode) {
         self.directory = directory
@@ -135,6 +139,7 @@ private final class DatabaseFile: Sendable {
 
     /// The open database, opening it the first time.
     func queue() async throws -> DatabaseQueue {
+        if let queue = opened.withLock({ $0 }) { return queue }
         let task = opening.withLock { opening in
             if let task = opening { return task }
             let (directory, path, busyMode) = (directory, path, busyMode)
@@ -142,8 +147,9 @@ private final class DatabaseFile: Sendable {
                 try await withCheckedThrowingContinuation { continuation in
                     // A queue of its own (a thread that may block), not the global one, which few threads serve.
                     DispatchQueue(label: "mosaic.state-database.open").async {
-                        continuation.resume(
-                            with: Result { try Self.open(directory: directory, path: path, busyMode: busyMode) })
+                        let result = Result { try Self.open(directory: directory, path: path, busyMode: busyMode) }
+                        if case .success(let queue) = result { self.opened.withLock { $0 = queue } }
+                        continuation.resume(with: result)
                     }
                 }
             }
@@ -151,7 +157,8 @@ private final class DatabaseFile: Sendable {
             return task
         }
         do {
-            return try await task.value
+            let queue = try await task.value
+            return opened.withLock { $0 } ?? queue
         } catch {
             opening.withLock { if $0 == task { $0 = nil } }
             throw StateError(
