@@ -12,9 +12,29 @@ extension PostgresConnections {
     func deadlined(
         _ query: PostgresQuery, on connection: PostgresConnection, within timeout: Duration? = nil
     ) -> EventLoopFuture<PostgresQueryResult> {
+        deadlined(connection.query(query, logger: logger), on: connection, within: timeout)
+    }
+
+    /// `statement` on `connection`, prepared there the first time (the server parses and plans it once per
+    /// connection), given up on as ``deadlined(_:on:within:)-(PostgresQuery,_,_)`` is; its rows.
+    func deadlined<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, on connection: PostgresConnection, within timeout: Duration? = nil
+    ) -> EventLoopFuture<[PostgresRow]> where Statement.Row == PostgresRow {
+        // postgres-nio runs prepared statements only through async calls; the deadline settles a future.
+        let rows = connection.eventLoop.makeFutureWithTask { [logger] in
+            try await connection.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
+        }
+        return deadlined(rows, on: connection, within: timeout)
+    }
+
+    /// `answer`, which `connection` gives, or a failure after `timeout` (``queryTimeout`` when `nil`) that closes
+    /// `connection`.
+    private func deadlined<Answer: Sendable>(
+        _ answer: EventLoopFuture<Answer>, on connection: PostgresConnection, within timeout: Duration?
+    ) -> EventLoopFuture<Answer> {
         let queryTimeout = timeout ?? queryTimeout
         return settle(
-            connection.query(query, logger: logger), within: queryTimeout,
+            answer, within: queryTimeout,
             expired: PostgresBackendError(
                 .timedOut,
                 "\(url) did not answer within \(queryTimeout), so the connection was closed (the next query makes a "

@@ -69,10 +69,24 @@ final class PostgresConnections: Sendable {
     ///
     /// The query is given up on after `timeout` (the backend's query timeout when `nil`).
     func run(_ query: PostgresQuery, within timeout: Duration? = nil) async throws -> [PostgresRow] {
+        try await run { connection in self.deadlined(query, on: connection, within: timeout).map(\.rows) }
+    }
+
+    /// Runs `statement` as ``run(_:within:)-(PostgresQuery,_)`` runs a query, prepared on each connection the
+    /// first time: for the statements run for every write and event, which the server would otherwise parse and plan
+    /// at every call.
+    func run<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRow]
+    where Statement.Row == PostgresRow {
+        try await run { connection in self.deadlined(statement, on: connection) }
+    }
+
+    private func run(
+        _ send: @escaping @Sendable (PostgresConnection) -> EventLoopFuture<[PostgresRow]>
+    ) async throws -> [PostgresRow] {
         func attempt() async throws -> [PostgresRow] {
             try await pool.withConnection { connection in
                 do {
-                    return try await self.deadlined(query, on: connection, within: timeout).get().rows
+                    return try await send(connection).get()
                 } catch let error as PostgresBackendError where error.code == .timedOut {
                     try await Self.untilClosed(connection, error)
                 }

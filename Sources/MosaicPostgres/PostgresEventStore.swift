@@ -27,32 +27,12 @@ struct PostgresEventStore: DurableEventStore {
     }
 
     func append(_ events: [OutboxEvent]) async throws {
-        _ = try await connections.run(Self.append(events))
-    }
-
-    /// Stores `events` with a pending delivery for each handler of each one's type, in one statement (so all of
-    /// them, or none); the deliveries are numbered in the events' order.
-    static func append(_ events: [OutboxEvent]) -> PostgresQuery {
-        let ids = events.map(\.id)
-        let types = events.map(\.type)
-        let payloads = events.map { String(decoding: $0.payload, as: UTF8.self) }
-        let senders = events.map(\.sender.rawValue)
-        return """
-            WITH event AS (
-                INSERT INTO mosaic_event (id, event_type, payload, sender)
-                SELECT * FROM unnest(\(ids)::uuid[], \(types)::text[], \(payloads)::text[], \(senders)::text[])
-                RETURNING id, event_type)
-            INSERT INTO mosaic_delivery (event_id, subscriber)
-            SELECT event.id, handler.subscriber
-            FROM event JOIN mosaic_event_handler handler ON handler.event_type = event.event_type
-                JOIN unnest(\(ids)::uuid[]) WITH ORDINALITY AS batch(id, position) ON batch.id = event.id
-            ORDER BY batch.position
-            """
+        _ = try await connections.run(Append(events))
     }
 
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery] {
         let claim = UUID()
-        let rows = try await connections.run(Self.claim(subscriber, limit: limit, lease: lease, as: claim))
+        let rows = try await connections.run(Claim(subscriber: subscriber, limit: limit, lease: lease, claim: claim))
         // Handed out in the order claimed (which RETURNING does not keep).
         return try rows.map { row in
             let (id, event, type, payload, sender, publishedAt, attempt, dueAt) = try row.decode(
@@ -64,32 +44,8 @@ struct PostgresEventStore: DurableEventStore {
         }.sorted { ($0.1, $0.0.id) < ($1.1, $1.0.id) }.map(\.0)
     }
 
-    /// Claims up to `limit` of `subscriber`'s due deliveries, the earliest due first, through the index of pending
-    /// ones (`mosaic_delivery_next`): never reading the done ones kept for the retention.
-    static func claim(_ subscriber: String, limit: Int, lease: Duration, as claim: UUID) -> PostgresQuery {
-        """
-        UPDATE mosaic_delivery delivery
-        SET attempts = delivery.attempts + 1, claimed_until = now() + make_interval(secs => \(lease.seconds)),
-            claim = \(claim)
-        FROM mosaic_event event
-        WHERE delivery.id IN (
-            SELECT id FROM mosaic_delivery
-            WHERE subscriber = \(subscriber) AND state = 'pending' AND due_at <= now()
-                AND (claimed_until IS NULL OR claimed_until < now())
-            ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-            AND event.id = delivery.event_id
-        RETURNING delivery.id, event.id, event.event_type, event.payload, event.sender, event.published_at,
-            delivery.attempts, delivery.due_at
-        """
-    }
-
     func complete(_ deliveries: [Int64], claim: UUID) async throws {
-        _ = try await connections.run(
-            """
-            UPDATE mosaic_delivery
-            SET state = 'done', completed_at = now(), claimed_until = NULL, claim = NULL, last_error = NULL
-            WHERE id = ANY(\(deliveries)) AND claim = \(claim)
-            """)
+        _ = try await connections.run(Complete(deliveries: deliveries, claim: claim))
     }
 
     func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) async throws {

@@ -38,9 +38,7 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         saved: SavedState, revision: Int64
     )] {
         var rows: [String: (saved: SavedState, revision: Int64)] = [:]
-        for row in try await connections.run(
-            "SELECT id, value, version, revision FROM mosaic_state WHERE id = ANY(\(ids))")
-        {
+        for row in try await connections.run(Read(ids: ids)) {
             let (id, value, version, revision) = try row.decode((String, String, Int, Int64).self)
             rows[id] = (SavedState(data: Data(value.utf8), version: version), revision)
         }
@@ -62,7 +60,7 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     /// Saves each of `rows` (of distinct keys) that is still at the revision its writer read, in one statement;
     /// the others' rows are read back as they are now.
     static func save(_ rows: [SharedRow], on connections: PostgresConnections) async throws -> [SharedSave] {
-        let stored = try revisions(of: await connections.run(compareAndSet(rows)))
+        let stored = try revisions(of: await connections.run(CompareAndSet(rows)))
         let lost = rows.map(\.id).filter { stored[$0] == nil }
         let current = lost.isEmpty ? [:] : try await read(lost, on: connections)
         return rows.map { row in
@@ -79,10 +77,10 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
                         rows.isEmpty
                         ? [:]
                         : try Self.revisions(
-                            of: await connections.deadlined(Self.compareAndSet(rows), on: connection).get().rows)
+                            of: await connections.deadlined(CompareAndSet(rows), on: connection).get())
                     if let lost = rows.first(where: { revisions[$0.id] == nil }) { throw PostgresConflict(id: lost.id) }
                     if !events.isEmpty {
-                        _ = try await connections.deadlined(PostgresEventStore.append(events), on: connection).get()
+                        _ = try await connections.deadlined(PostgresEventStore.Append(events), on: connection).get()
                     }
                     return revisions
                 })
@@ -90,30 +88,6 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
             let current = try await loadRevision(conflict.id)
             return .conflict(id: conflict.id, current: current?.saved, revision: current?.revision)
         }
-    }
-
-    /// Saves each of `rows` (of distinct keys) only when it is still at the revision its writer read, in one
-    /// statement; answers the saved rows' keys and new revisions (a row that lost its race is not among them).
-    private static func compareAndSet(_ rows: [SharedRow]) -> PostgresQuery {
-        let ids = rows.map(\.id)
-        let values = rows.map { text($0.data) }
-        let versions = rows.map(\.version)
-        // Revisions start at 1, so -1 stands for "no row yet" (an array element cannot be NULL here).
-        let revisions = rows.map { $0.revision ?? -1 }
-        return """
-            WITH written AS (
-                SELECT * FROM unnest(\(ids)::text[], \(values)::text[], \(versions)::integer[], \(revisions)::bigint[])
-                    AS written(id, value, version, revision)),
-            updated AS (
-                UPDATE mosaic_state kept SET value = written.value, version = written.version FROM written
-                WHERE written.revision >= 0 AND kept.id = written.id AND kept.revision = written.revision
-                RETURNING kept.id, kept.revision),
-            inserted AS (
-                INSERT INTO mosaic_state (id, value, version, revision)
-                SELECT id, value, version, 0 FROM written WHERE written.revision < 0
-                ON CONFLICT (id) DO NOTHING RETURNING id, revision)
-            SELECT id, revision FROM updated UNION ALL SELECT id, revision FROM inserted
-            """
     }
 
     /// The new revision of each row a compare-and-set saved, by key.
@@ -142,7 +116,7 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     }
 
     /// The JSON as text: the encoder's output is always UTF-8.
-    private static func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
+    static func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 }
 
 /// A transaction's row was changed by another writer first: the transaction rolls back.

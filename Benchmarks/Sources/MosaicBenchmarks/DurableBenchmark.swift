@@ -105,6 +105,12 @@ final class Arrivals: Sendable {
     }
 }
 
+/// Latencies recorded by many tasks, in nanoseconds.
+final class Latencies: Sendable {
+    let values = Mutex<[UInt64]>([])
+    func record(_ nanoseconds: UInt64) { values.withLock { $0.append(nanoseconds) } }
+}
+
 /// Durable events on PostgreSQL (`durable URL`): publishing into the outbox from one instance, one publisher at a
 /// time (a commit per event, the floor) and 16 and 64 publishers at once (publishes share commits) and in batches of
 /// 100 (`publish(contentsOf:)`); draining the waiting deliveries with one consumer instance and with two (the events
@@ -177,18 +183,21 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
     let ticks = 300
     let clock = ContinuousClock()
     let start = clock.now
+    let returned = Latencies()
     for tick in 0..<ticks {
         for index in 0..<perTick {
             let order = rounds + 50 + tick * perTick + index + 1
             Task {
-                try await publisher.shop.events.publish(
-                    BenchReceipt(order: order, sentAt: DispatchTime.now().uptimeNanoseconds))
+                let sentAt = DispatchTime.now().uptimeNanoseconds
+                try await publisher.shop.events.publish(BenchReceipt(order: order, sentAt: sentAt))
+                returned.record(DispatchTime.now().uptimeNanoseconds - sentAt)
             }
         }
         try await clock.sleep(until: start.advanced(by: .milliseconds(10 * (tick + 1))))
     }
     await arrivals.wait(for: rounds + 50 + ticks * perTick)
     printLatencies("at \(perTick * 100) events/s (half the sustained)", arrivals.takeLatencies())
+    printLatencies("  of which publish returned", returned.values.withLock { $0 })
     try await consumer.kernel.uninstall("bench.mail")
     await consumer.stop()
     await publisher.stop()
