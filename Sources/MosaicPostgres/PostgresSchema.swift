@@ -141,9 +141,6 @@ enum PostgresSchema {
             "CREATE INDEX mosaic_delivery_next ON mosaic_delivery (subscriber, due_at, id) WHERE state = 'pending'",
             "DROP INDEX mosaic_delivery_due",
         ],
-        // 6: a claim changes no indexed column, so with room on the row's page its new version stays there
-        // (a heap-only update) and no index is written; packed pages left no room.
-        ["ALTER TABLE mosaic_delivery SET (fillfactor = 60)"],
     ]
 }
 
