@@ -151,11 +151,12 @@ final class LastResolved<T: Sendable>: Sendable {
 
 extension Services {
     /// The services of the module whose code the current task runs, if any; see ``Injected``.
-    @TaskLocal package static var current: Services?
+    package static var current: Services? { ModuleScope.current.services }
 
     /// Runs `operation` with these services as ``current``, so `@Injected` values created in it resolve here.
     package func inject<R>(_ operation: () async throws -> R) async rethrows -> R {
-        try await Self.$current.withValue(self, operation: operation)
+        let scope = ModuleScope(services: self, call: ModuleScope.current.call)
+        return try await ModuleScope.$current.withValue(scope, operation: operation)
     }
 }
 

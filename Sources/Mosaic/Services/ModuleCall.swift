@@ -6,7 +6,7 @@ internal import Synchronization
 /// returns, instead of the process stopping.
 package final class ModuleCall: Sendable {
     /// The call the current task runs in, if any.
-    @TaskLocal package static var current: ModuleCall?
+    package static var current: ModuleCall? { ModuleScope.current.call }
 
     private let failure = Locked<ServiceError?>(nil)
 
@@ -19,6 +19,19 @@ package final class ModuleCall: Sendable {
 
     /// The first failure recorded, if any.
     package var recorded: ServiceError? { failure.withLock { $0 } }
+}
+
+/// The module code the current task runs: its services (for `@Injected`) and its call. One task-local value for both,
+/// so that entering a module's code and returning to the host's (a middleware and its `next`, on every request) each
+/// set one value, not two.
+package struct ModuleScope: Sendable {
+    let services: Services?
+    let call: ModuleCall?
+
+    /// Outside any module's code.
+    static let host = ModuleScope(services: nil, call: nil)
+
+    @TaskLocal static var current = ModuleScope.host
 }
 
 extension Services {
@@ -35,9 +48,7 @@ extension Services {
             serviceContext = callContext
         }
         let result = try await ServiceContext.$current.withValue(serviceContext) {
-            try await ModuleCall.$current.withValue(call) {
-                try await Self.$current.withValue(self, operation: operation)
-            }
+            try await ModuleScope.$current.withValue(ModuleScope(services: self, call: call), operation: operation)
         }
         if let failure = call.recorded { throw failure }
         return result
@@ -57,9 +68,7 @@ package struct HostContext: Sendable {
     /// Runs `operation` in this context.
     package func run<R>(_ operation: () async throws -> R) async throws -> R {
         try await ServiceContext.$current.withValue(serviceContext) {
-            try await ModuleCall.$current.withValue(nil) {
-                try await Services.$current.withValue(nil, operation: operation)
-            }
+            try await ModuleScope.$current.withValue(.host, operation: operation)
         }
     }
 }
