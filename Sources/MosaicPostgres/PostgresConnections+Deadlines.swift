@@ -17,12 +17,22 @@ extension PostgresConnections {
 
     /// `statement` on `connection`, prepared there the first time (the server parses and plans it once per
     /// connection), given up on as ``deadlined(_:on:within:)-(PostgresQuery,_,_)`` is; its rows.
+    ///
+    /// When the server refuses the statement, the connection is closed: postgres-nio keeps a failed preparation's
+    /// error for the connection's life and answers it, unsent, to every later run of the statement there (a
+    /// preparation that waited out `lock_timeout` behind a migration would fail on that connection for good).
     func deadlined<Statement: PostgresPreparedStatement>(
         _ statement: Statement, on connection: PostgresConnection, within timeout: Duration? = nil
     ) -> EventLoopFuture<[PostgresRow]> where Statement.Row == PostgresRow {
         // postgres-nio runs prepared statements only through async calls; the deadline settles a future.
         let rows = connection.eventLoop.makeFutureWithTask { [logger] in
-            try await connection.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
+            do {
+                return try await connection.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
+            } catch let error as PSQLError where error.code == .server {
+                // Closed before the pool has the connection back, so that it lends it to no one.
+                try? await connection.close()
+                throw error
+            }
         }
         return deadlined(rows, on: connection, within: timeout)
     }

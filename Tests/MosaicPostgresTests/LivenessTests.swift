@@ -74,6 +74,40 @@ struct PostgresLivenessTests {
         for instance in [a, b] { await instance.stop() }
     }
 
+    @Test("a statement the server refused to prepare (a lock held past lock_timeout) runs again once the lock is gone")
+    func aRefusedPreparationIsNotKept() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let name = PostgresSharedStateTests.name(of: url)
+        try await server.execute("ALTER DATABASE \(name) SET lock_timeout = '200ms'", in: name)
+        let database = try await PostgresBackend.connect(url: url)
+        let connections = database.connections
+        // Preparing a statement locks its tables (as a migration might hold them). postgres-nio keeps a failed
+        // preparation's error for its connection's life and answers it to every later run, unsent.
+        let holder = try await PostgresConnection.connect(
+            on: connections.group.next(),
+            configuration: .init(
+                host: "127.0.0.1", port: server.port, username: "mosaic", password: nil, database: name, tls: .disable),
+            id: 1, logger: connections.logger
+        ).get()
+        _ = try await holder.query("BEGIN", logger: connections.logger).get()
+        _ = try await holder.query("LOCK TABLE mosaic_state IN ACCESS EXCLUSIVE MODE", logger: connections.logger).get()
+        // As many at once as the pool has connections, so that every one of them tries to prepare.
+        let refused = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<PostgresConnections.maximumPooledConnections {
+                group.addTask { (try? await connections.run(PostgresStateStore.Read(ids: ["a"]))) == nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        _ = try await holder.query("COMMIT", logger: connections.logger).get()
+        try await holder.close()
+        #expect(refused == PostgresConnections.maximumPooledConnections)
+        for _ in 0..<PostgresConnections.maximumPooledConnections {
+            #expect(try await connections.run(PostgresStateStore.Read(ids: ["a"])).isEmpty)
+        }
+        await database.close()
+    }
+
     @Test("while the database does not answer, the storage check fails; once it answers, every check passes")
     func readinessFollowsTheDatabase() async throws {
         let server = try TestServer.running()
