@@ -182,8 +182,11 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
     let perTick = max(1, Int(min(highest, drainedAlone) / 2 / 100))
     let ticks = 300
     let clock = ContinuousClock()
+    let floor = try await CommitFloor(url: url)
     let start = clock.now
     let returned = Latencies()
+    // The floor runs through the same 3 s, so that whatever holds up the server's commits holds up both.
+    let floorCommits = Task { try await floor.commit(ticks: ticks, from: start, on: clock) }
     for tick in 0..<ticks {
         for index in 0..<perTick {
             let order = rounds + 50 + tick * perTick + index + 1
@@ -198,9 +201,40 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
     await arrivals.wait(for: rounds + 50 + ticks * perTick)
     printLatencies("at \(perTick * 100) events/s (half the sustained)", arrivals.takeLatencies())
     printLatencies("  of which publish returned", returned.values.withLock { $0 })
+    printLatencies("  floor: a one-row synced commit every 10 ms", try await floorCommits.value)
+    await floor.close()
     try await consumer.kernel.uninstall("bench.mail")
     await consumer.stop()
     await publisher.stop()
+}
+
+/// The floor of an event's latency: a commit of one row, on a connection of its own, that waits for the server's
+/// log to reach the disk as a durable publish's commit does. Run in the same seconds as the events, it shows the
+/// stalls of the disk's syncs (tens of milliseconds, now and then, on this machine's disk) that no publish avoids.
+struct CommitFloor {
+    let connection: PostgresConnection
+    let logger = Logger(label: "bench.floor")
+
+    init(url: String) async throws {
+        connection = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: try postgresConfiguration(url), id: 2,
+            logger: logger)
+        _ = try await connection.query("CREATE TABLE IF NOT EXISTS bench_commit_floor (tick integer)", logger: logger)
+    }
+
+    /// Commits one row per tick of 10 ms from `start`; each commit's time, in nanoseconds.
+    func commit(ticks: Int, from start: ContinuousClock.Instant, on clock: ContinuousClock) async throws -> [UInt64] {
+        var took: [UInt64] = []
+        for tick in 0..<ticks {
+            let sent = DispatchTime.now().uptimeNanoseconds
+            _ = try await connection.query("INSERT INTO bench_commit_floor VALUES (\(tick))", logger: logger)
+            took.append(DispatchTime.now().uptimeNanoseconds - sent)
+            try await clock.sleep(until: start.advanced(by: .milliseconds(10 * (tick + 1))))
+        }
+        return took
+    }
+
+    func close() async { try? await connection.close() }
 }
 
 /// Publishes `count` events from `shop`, numbered from `first + 1`: `publishers` tasks at once, each publishing
