@@ -83,7 +83,7 @@ final class PostgresConnections: Sendable {
     private func run(
         _ send: @escaping @Sendable (PostgresConnection) -> EventLoopFuture<[PostgresRow]>
     ) async throws -> [PostgresRow] {
-        func attempt() async throws -> [PostgresRow] {
+        @Sendable func attempt() async throws -> [PostgresRow] {
             try await pool.withConnection { connection in
                 do {
                     return try await send(connection).get()
@@ -93,11 +93,12 @@ final class PostgresConnections: Sendable {
             }
         }
         do {
-            let rows: [PostgresRow]
-            do {
-                rows = try await attempt()
-            } catch let error as PSQLError where error.code == .clientClosedConnection {
-                rows = try await attempt()
+            let rows = try await Self.uncancelled {
+                do {
+                    return try await attempt()
+                } catch let error as PSQLError where error.code == .clientClosedConnection {
+                    return try await attempt()
+                }
             }
             recordAnswer()
             return rows
@@ -113,21 +114,25 @@ final class PostgresConnections: Sendable {
 
     /// Runs `body` in a transaction on a connection of the pool: commits when `body` returns, rolls back when it
     /// throws (and closes the connection when even that gets no answer, so that it is never reused half-way).
-    func transaction<R: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+    func transaction<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws
+        -> R
+    {
         do {
-            let result = try await pool.withConnection { connection in
-                do {
-                    _ = try await self.deadlined("BEGIN", on: connection).get()
-                    let result = try await body(connection)
-                    _ = try await self.deadlined("COMMIT", on: connection).get()
-                    return result
-                } catch let error as PostgresBackendError where error.code == .timedOut {
-                    try await Self.untilClosed(connection, error)
-                } catch {
-                    if (try? await self.deadlined("ROLLBACK", on: connection).get()) == nil {
-                        try? await connection.close()
+            let result = try await Self.uncancelled {
+                try await self.pool.withConnection { connection in
+                    do {
+                        _ = try await self.deadlined("BEGIN", on: connection).get()
+                        let result = try await body(connection)
+                        _ = try await self.deadlined("COMMIT", on: connection).get()
+                        return result
+                    } catch let error as PostgresBackendError where error.code == .timedOut {
+                        try await Self.untilClosed(connection, error)
+                    } catch {
+                        if (try? await self.deadlined("ROLLBACK", on: connection).get()) == nil {
+                            try? await connection.close()
+                        }
+                        throw error
                     }
-                    throw error
                 }
             }
             recordAnswer()
@@ -143,6 +148,14 @@ final class PostgresConnections: Sendable {
             recordFailure(answered)
             throw answered
         }
+    }
+
+    /// `work`'s outcome, run in a task of its own that the caller's cancellation does not reach. The pool refuses a
+    /// cancelled task's lease at once, unsent: the kernel's last writes as a module or the instance stops (handing
+    /// back the deliveries it claimed, which would otherwise stay locked for a whole lease) run in cancelled tasks,
+    /// and the refusal would read as storage unreachable. Every query is bounded by its deadline instead.
+    private static func uncancelled<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) async throws -> R {
+        try await Task { try await work() }.value
     }
 
     /// Throws `error`, a deadline, once `connection` is closed: handed back to the pool before, it could be lent to

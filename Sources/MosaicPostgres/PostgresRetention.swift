@@ -63,7 +63,7 @@ final class PostgresRetention: Sendable {
     /// instance holds it.
     func prune() async throws -> Pruned? {
         let seconds = retention.seconds
-        return try await connections.transaction { connection -> Pruned? in
+        return try await connections.transaction { [self] connection -> Pruned? in
             let locked = try await connections.deadlined(
                 "SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", on: connection
             ).get().rows.first?.decode(Bool.self)

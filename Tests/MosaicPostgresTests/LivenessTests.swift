@@ -108,6 +108,25 @@ struct PostgresLivenessTests {
         await database.close()
     }
 
+    @Test("a cancelled task's queries and transactions still reach the server, and storage is not reported down")
+    func aCancelledCallerStillQueries() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let database = try await PostgresBackend.connect(url: url)
+        let connections = database.connections
+        // As the kernel's last writes run when a module or the instance stops: handing back claimed deliveries.
+        let outcome = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            let rows = try await connections.run("SELECT 1").count
+            let inTransaction = try await connections.transaction { connection in
+                try await connection.query("SELECT 2", logger: connections.logger).get().rows.count
+            }
+            return rows + inTransaction
+        }.result
+        #expect(try outcome.get() == 2)
+        #expect(connections.answers().lastFailure == nil)
+        await database.close()
+    }
+
     @Test("while the database does not answer, the storage check fails; once it answers, every check passes")
     func readinessFollowsTheDatabase() async throws {
         let server = try TestServer.running()
