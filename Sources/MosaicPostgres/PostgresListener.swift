@@ -12,8 +12,9 @@ internal import Synchronization
 /// never replays a notification missed meanwhile. So the listener proves its connection alive with a heartbeat, a
 /// query every ``heartbeat`` that must answer within the same time, and closes it when one does not. When the
 /// connection drops it connects again, backing off up to five seconds, and tells every watcher to read again what
-/// it holds; every ``resynchronizeEvery`` heartbeats it does so anyway. Meanwhile the pool is probed with a query of
-/// its own, so that ``checks()`` reports how storage stands even when no module writes.
+/// it holds; every ``resynchronizeEvery`` heartbeats it does so anyway. A row notified as changed that cannot be
+/// read then is read again at the next heartbeat. Meanwhile the pool is probed with a query of its own, so that
+/// ``checks()`` reports how storage stands even when no module writes.
 final class PostgresListener: Sendable {
     private struct State {
         var stateWatchers: [Int: @Sendable (SharedStateChange) -> Void] = [:]
@@ -29,6 +30,9 @@ final class PostgresListener: Sendable {
         var probing: ContinuousClock.Instant?
         /// The server process of the listening connection, for tests that stop it.
         var backend: Int32?
+        /// Keys notified as changed whose rows could not be read then, with the newest revision notified: read
+        /// again at the next heartbeat.
+        var unread: [String: Int64] = [:]
     }
 
     private let connections: PostgresConnections
@@ -63,6 +67,8 @@ final class PostgresListener: Sendable {
         case silent
         /// A probe of the pool answered (`true`) or did not.
         case probed(answered: Bool)
+        /// A row notified as changed could not be read; the next heartbeat reads it again.
+        case unreadChange
     }
 
     /// The longest a change on another instance can take to reach this one while ``checks()`` pass: a heartbeat's
@@ -207,7 +213,12 @@ final class PostgresListener: Sendable {
                 events.continuation.yield(.silent)
                 return
             }
-            state.withLock { $0.alive = .now }
+            let unread = state.withLock { state in
+                state.alive = .now
+                defer { state.unread = [:] }
+                return state.unread
+            }
+            for (id, revision) in unread { readChanged(id, revision: revision) }
             events.continuation.yield(.alive)
             beats += 1
             if beats % Self.resynchronizeEvery == 0 { resynchronize() }
@@ -308,7 +319,13 @@ final class PostgresListener: Sendable {
                 "ignored a malformed mosaic_state notification", metadata: ["payload": "\(payload)"])
             return
         }
-        let id = String(payload[payload.index(after: colon)...])
+        readChanged(String(payload[payload.index(after: colon)...]), revision: revision)
+    }
+
+    /// Reads `id`'s row (with the rows notified meanwhile) and tells the watchers its value and revision, or
+    /// keeps it for the next heartbeat when it cannot be read now: the change was notified once, and would
+    /// otherwise wait for the next resynchronization.
+    private func readChanged(_ id: String, revision: Int64) {
         Task {
             let change: SharedStateChange
             do {
@@ -318,9 +335,11 @@ final class PostgresListener: Sendable {
                     change = .changed(id: id, saved: nil, revision: revision)
                 }
             } catch {
-                // The row could not be read now; the next change or write of the key brings it up to date.
                 connections.logger.warning(
-                    "could not read a changed state row", metadata: ["key": "\(id)", "error": "\(error)"])
+                    "could not read a changed state row; reading it again at the next heartbeat",
+                    metadata: ["key": "\(id)", "error": "\(error)"])
+                state.withLock { $0.unread[id] = max($0.unread[id] ?? revision, revision) }
+                events.continuation.yield(.unreadChange)
                 return
             }
             for watcher in state.withLock({ Array($0.stateWatchers.values) }) { watcher(change) }

@@ -127,6 +127,60 @@ struct PostgresLivenessTests {
         await database.close()
     }
 
+    @Test("a changed row that cannot be read when its notification arrives is read at the next heartbeat")
+    func anUnreadChangeIsReadAgain() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let name = PostgresSharedStateTests.name(of: url)
+        try await server.execute("ALTER DATABASE \(name) SET lock_timeout = '100ms'", in: name)
+        let database = try await PostgresBackend.connect(url: url, heartbeat: .milliseconds(200))
+        let logger = database.connections.logger
+        try await server.execute("INSERT INTO mosaic_state (id, value, version) VALUES ('k', '\"a\"', 1)", in: name)
+        let changes = Locked<[SharedStateChange]>([])
+        let watch = database.listener.watchState { change in changes.withLock { $0.append(change) } }
+        var events = database.listener.events.stream.makeAsyncIterator()
+
+        // The row changes without a notification (triggers off), and stays locked while one is sent by hand, so
+        // that the read the notification starts waits out lock_timeout and fails.
+        let holder = try await PostgresConnection.connect(
+            on: database.connections.group.next(),
+            configuration: .init(
+                host: "127.0.0.1", port: server.port, username: "mosaic", password: nil, database: name, tls: .disable),
+            id: 1, logger: logger
+        ).get()
+        _ = try await holder.query("BEGIN", logger: logger).get()
+        _ = try await holder.query("SET LOCAL session_replication_role = replica", logger: logger).get()
+        let updated = try await holder.query(
+            PostgresQuery(
+                unsafeSQL: "UPDATE mosaic_state SET value = '\"b\"', revision = nextval('mosaic_state_revision') "
+                    + "WHERE id = 'k' RETURNING revision"), logger: logger
+        ).get().rows.first?.decode(Int64.self)
+        let revision = try #require(updated)
+        _ = try await holder.query("LOCK TABLE mosaic_state IN ACCESS EXCLUSIVE MODE", logger: logger).get()
+        try await server.execute("SELECT pg_notify('mosaic_state', '\(revision):k')", in: name)
+        while let event = await events.next(), event != .unreadChange {}
+        _ = try await holder.query("COMMIT", logger: logger).get()
+        try await holder.close()
+
+        // A resynchronization would find the change too, but tells watchers to read everything (`.resynchronize`),
+        // not the row's new value.
+        func read() -> Bool {
+            changes.withLock {
+                $0.contains {
+                    guard case .changed(id: "k", let saved, revision) = $0 else { return false }
+                    return saved?.data == Data(#""b""#.utf8)
+                }
+            }
+        }
+        var beats = 0
+        while !read(), beats < 6, let event = await events.next() {
+            if event == .alive { beats += 1 }
+        }
+        #expect(read(), "after \(beats) heartbeats: \(changes.withLock { $0 })")
+        watch.cancel()
+        await database.close()
+    }
+
     @Test("while the database does not answer, the storage check fails; once it answers, every check passes")
     func readinessFollowsTheDatabase() async throws {
         let server = try TestServer.running()
