@@ -84,12 +84,7 @@ struct PostgresLivenessTests {
         let connections = database.connections
         // Preparing a statement locks its tables (as a migration might hold them). postgres-nio keeps a failed
         // preparation's error for its connection's life and answers it to every later run, unsent.
-        let holder = try await PostgresConnection.connect(
-            on: connections.group.next(),
-            configuration: .init(
-                host: "127.0.0.1", port: server.port, username: "mosaic", password: nil, database: name, tls: .disable),
-            id: 1, logger: connections.logger
-        ).get()
+        let holder = try await server.connect(to: name)
         _ = try await holder.query("BEGIN", logger: connections.logger).get()
         _ = try await holder.query("LOCK TABLE mosaic_state IN ACCESS EXCLUSIVE MODE", logger: connections.logger).get()
         // As many at once as the pool has connections, so that every one of them tries to prepare.
@@ -142,12 +137,7 @@ struct PostgresLivenessTests {
 
         // The row changes without a notification (triggers off), and stays locked while one is sent by hand, so
         // that the read the notification starts waits out lock_timeout and fails.
-        let holder = try await PostgresConnection.connect(
-            on: database.connections.group.next(),
-            configuration: .init(
-                host: "127.0.0.1", port: server.port, username: "mosaic", password: nil, database: name, tls: .disable),
-            id: 1, logger: logger
-        ).get()
+        let holder = try await server.connect(to: name)
         _ = try await holder.query("BEGIN", logger: logger).get()
         _ = try await holder.query("SET LOCAL session_replication_role = replica", logger: logger).get()
         let updated = try await holder.query(

@@ -137,12 +137,7 @@ final class TestServer: Sendable {
     /// Runs `sql` (one statement) in `database`, as the superuser, on a connection of its own.
     @discardableResult
     func execute(_ sql: String, in database: String) async throws -> [PostgresRow] {
-        let connection = try await PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.next(),
-            configuration: .init(
-                host: "127.0.0.1", port: port, username: "mosaic", password: nil, database: database, tls: .disable),
-            id: 0, logger: Logger(label: "test.postgres")
-        ).get()
+        let connection = try await connect(to: database)
         do {
             let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test.postgres"))
                 .get().rows
@@ -152,6 +147,16 @@ final class TestServer: Sendable {
             try? await connection.close()
             throw error
         }
+    }
+
+    /// A connection of its own to `database`, as the superuser, for a test to hold a transaction open on.
+    func connect(to database: String) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(),
+            configuration: .init(
+                host: "127.0.0.1", port: port, username: "mosaic", password: nil, database: database, tls: .disable),
+            id: 0, logger: Logger(label: "test.postgres")
+        ).get()
     }
 
     private func runPostgres(_ program: String, _ arguments: [String]) throws {
