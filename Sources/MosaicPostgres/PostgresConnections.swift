@@ -171,15 +171,30 @@ final class PostgresConnections: Sendable {
     }
 
     /// `error`, from postgres-nio, as the backend's error: `failed` when the server sent it, `unreachable` when no
-    /// connection could be had or kept.
+    /// connection could be had or kept, or when the server answered that it cannot serve now (``cannotServe(_:)``),
+    /// so that readiness fails rather than passing on a server that refuses every write.
     static func answered(_ error: any Error, by url: PostgresURL) -> PostgresBackendError {
-        let fromServer = (error as? PSQLError)?.code == .server
-        return PostgresBackendError(
-            fromServer ? .failed : .unreachable,
-            fromServer
-                ? "\(url) answered: \(String(reflecting: error))"
-                : "\(url) could not be reached: \(String(reflecting: error)). Check that the server runs and is "
+        guard let error = error as? PSQLError, error.code == .server else {
+            return PostgresBackendError(
+                .unreachable,
+                "\(url) could not be reached: \(String(reflecting: error)). Check that the server runs and is "
                     + "reachable.")
+        }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        guard Self.cannotServe(state) else {
+            return PostgresBackendError(.failed, "\(url) answered: \(String(reflecting: error))")
+        }
+        return PostgresBackendError(
+            .unreachable,
+            "\(url) answered that it cannot serve now (SQLSTATE \(state)): \(String(reflecting: error)). Point the app "
+                + "at the primary server, one that takes writes, and check that it runs with room to spare.")
+    }
+
+    /// Whether SQLSTATE `state` says the server cannot serve this app now, whatever the statement: a standby that
+    /// takes no writes (25006), a server shutting down or starting (class 57), one out of connections, memory or
+    /// disk (class 53), a system error (class 58), or a broken connection (class 08).
+    static func cannotServe(_ state: String) -> Bool {
+        state == "25006" || ["08", "53", "57", "58"].contains(state.prefix(2))
     }
 
     /// When the server last answered a query of the pool, and the failure since, if any.

@@ -97,7 +97,8 @@ public struct PostgresBackendError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// The URL or an option is malformed; nothing was tried. Fix it.
         case invalidConfiguration = "invalid-configuration"
-        /// The server could not be reached, or refused the login.
+        /// The server could not be reached, refused the login, or answered that it cannot serve now (a standby that
+        /// takes no writes, a server shutting down, one out of connections). Retry later.
         case unreachable
         /// The server did not answer in time; the connection was closed. Retry later.
         case timedOut = "timed-out"

@@ -16,6 +16,11 @@ final class SilentSharedStore: SharedStatePersister {
         rows.withLock { $0[id] = (SavedState(data: Data(json.utf8), version: 1), revision) }
     }
 
+    /// Deletes the row, as an operator or another instance would.
+    func remove(_ id: String) {
+        _ = rows.withLock { $0.removeValue(forKey: id) }
+    }
+
     func value(_ id: String) -> String? {
         rows.withLock { $0[id].map { String(decoding: $0.saved.data, as: UTF8.self) } }
     }
@@ -84,6 +89,23 @@ struct SharedStorageTests {
         try await hub.apply(count, as: StateHub.host) { $0 += 1 }
         #expect(store.value("test.count") == "42")
         #expect(hub.read(count) == 42)
+    }
+
+    @Test func aResynchronizationTakesARowDeletedMeanwhileAsGone() async throws {
+        let store = SilentSharedStore()
+        let hub = StateHub(directory: nil, shared: store)
+        let untouched = StateKey("test.untouched", initial: "initial", persistence: .database)
+        try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
+        #expect(hub.read(untouched) == "initial")
+        // The row is deleted while the watch is down: no notification reaches this instance.
+        store.remove("test.city")
+        #expect(hub.read(Self.city) == "Oslo")
+        await hub.resynchronize()
+        #expect(hub.read(Self.city) == "Chicago", "back to the initial value, as the other instances read it")
+        #expect(hub.read(untouched) == "initial")
+        // A write after it starts from the initial value and reaches the store.
+        try await hub.apply(Self.city, as: StateHub.host) { $0 += "!" }
+        #expect(store.value("test.city") == "\"Chicago!\"")
     }
 
     /// A hub over `store` with an outbox, as a kernel makes it.

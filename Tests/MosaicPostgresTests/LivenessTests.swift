@@ -103,6 +103,33 @@ struct PostgresLivenessTests {
         await database.close()
     }
 
+    @Test("a server that answers every write with 'read-only' (a standby) fails readiness, until it takes writes again")
+    func aServerTakingNoWritesFailsReadiness() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let name = PostgresSharedStateTests.name(of: url)
+        let database = try await PostgresBackend.connect(url: url)
+        let listener = database.listener
+        #expect(await listener.probe())
+        // A standby's answer to a write, on the connections the pool already holds: the probe records this instance
+        // as seen, a write.
+        try await server.execute(
+            """
+            CREATE FUNCTION refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'cannot execute UPDATE in a read-only transaction' USING ERRCODE = '25006'; END $$
+            """, in: name)
+        try await server.execute(
+            "CREATE TRIGGER refuse_writes BEFORE INSERT OR UPDATE ON mosaic_instance FOR EACH ROW "
+                + "EXECUTE FUNCTION refuse_writes()", in: name)
+        #expect(await listener.probe() == false)
+        let refused = try #require(listener.checks().first { $0.name == "shared storage" })
+        #expect(!refused.passing && refused.detail.contains("25006"), "\(refused.detail)")
+        try await server.execute("DROP TRIGGER refuse_writes ON mosaic_instance", in: name)
+        #expect(await listener.probe())
+        #expect(try #require(listener.checks().first { $0.name == "shared storage" }).passing)
+        await database.close()
+    }
+
     @Test("a cancelled task's queries and transactions still reach the server, and storage is not reported down")
     func aCancelledCallerStillQueries() async throws {
         let url = try await TestServer.running().makeDatabase()

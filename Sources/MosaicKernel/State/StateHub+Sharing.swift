@@ -19,10 +19,7 @@ extension StateHub {
     func publish(_ id: String, value: any Sendable, revision: Int64) {
         state.withLock { state in
             guard let entry = state.entries[id], entry.revision ?? 0 < revision else { return }
-            state.entries[id]?.value = value
-            state.entries[id]?.revision = revision
-            state.entries[id]?.version = writes.advance()
-            entry.announce(value)
+            take(value, revision: revision, as: id, of: entry, in: &state)
         }
     }
 
@@ -33,21 +30,40 @@ extension StateHub {
         case .changed(let id, let saved, let revision):
             adopt(id, saved: saved, revision: revision, force: false)
         case .resynchronize:
-            guard let shared else { return }
-            let ids = state.withLock { state in
-                state.entries.filter { $0.value.adopt != nil }.map(\.key)
-            }
-            Task {
-                for id in ids {
-                    do {
-                        let row = try await shared.loadRevision(id)
-                        adopt(id, saved: row?.saved, revision: row?.revision, force: false)
-                    } catch {
-                        // The next change or write of the key brings it up to date; the watch reports the outage.
-                        continue
-                    }
+            Task { await resynchronize() }
+        }
+    }
+
+    /// Reads every key in use again, as after a reconnect: a newer row replaces what this instance holds, and a row
+    /// gone since this instance last saw it (deleted while the watch was down, whose notification never came) brings
+    /// the key back to its initial value, as the notification would have.
+    func resynchronize() async {
+        guard let shared else { return }
+        let held = state.withLock { state in
+            state.entries.compactMap { id, entry in entry.adopt == nil ? nil : (id, entry.revision) }
+        }
+        for (id, revision) in held {
+            do {
+                if let row = try await shared.loadRevision(id) {
+                    adopt(id, saved: row.saved, revision: row.revision, force: false)
+                } else if let revision {
+                    adoptDeletion(id, heldAt: revision)
                 }
+            } catch {
+                // The next change or write of the key brings it up to date; the watch reports the outage.
+                continue
             }
+        }
+    }
+
+    /// Takes the row of `id` as gone, when this instance still holds it at `revision`: a write of its own that
+    /// landed while the row was read keeps its value.
+    private func adoptDeletion(_ id: String, heldAt revision: Int64) {
+        state.withLock { state in
+            guard let entry = state.entries[id], let adopt = entry.adopt, entry.revision == revision,
+                let value = adopt(nil)
+            else { return }
+            take(value, revision: nil, as: id, of: entry, in: &state)
         }
     }
 
@@ -69,12 +85,17 @@ extension StateHub {
                 if !state.diagnostics.contains(diagnostic) { state.diagnostics.append(diagnostic) }
                 return false
             }
-            state.entries[id]?.value = value
-            state.entries[id]?.revision = revision
-            state.entries[id]?.version = writes.advance()
-            entry.announce(value)
+            take(value, revision: revision, as: id, of: entry, in: &state)
             return true
         }
+    }
+
+    /// Makes `value`, saved at `revision`, the value of `id` (whose entry is `entry`), and tells its observers.
+    private func take(_ value: any Sendable, revision: Int64?, as id: String, of entry: Entry, in state: inout State) {
+        state.entries[id]?.value = value
+        state.entries[id]?.revision = revision
+        state.entries[id]?.version = writes.advance()
+        entry.announce(value)
     }
 
     /// How rows other instances wrote become `key`'s value: decoded and migrated like a load (no row: the initial
