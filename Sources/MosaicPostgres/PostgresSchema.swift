@@ -146,46 +146,48 @@ enum PostgresSchema {
 
 extension PostgresConnections {
     /// Creates or updates Mosaic's tables, in one transaction that holds the schema's advisory lock: an instance
-    /// starting at the same time waits, then finds the steps applied.
+    /// starting at the same time waits, then finds the steps applied. Every statement has the query time limit, the
+    /// wait for the lock too: a server that stops answering, or another instance's migration that hangs holding the
+    /// lock, fails the connect with `timedOut` instead of holding the app's start for good.
     func migrateSchema() async throws {
         let connection = try await connect().get()
         var failure: (any Error)?
         do {
-            try await connection.withTransaction(logger: logger) { connection in
-                _ = try await connection.query(
-                    "SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))", logger: logger)
-                _ = try await connection.query(
-                    "CREATE TABLE IF NOT EXISTS mosaic_schema (version integer NOT NULL)", logger: logger)
-                var applied = 0
-                for try await version in try await connection.query(
-                    "SELECT version FROM mosaic_schema", logger: logger
-                ).decode(Int.self) {
-                    applied = max(applied, version)
-                }
-                guard applied <= PostgresSchema.steps.count else {
-                    throw PostgresBackendError(
-                        .schema,
-                        "\(url) has Mosaic's tables at version \(applied), newer than this Mosaic knows "
-                            + "(\(PostgresSchema.steps.count)). Run the newer app version, or a database of its own.")
-                }
-                for step in PostgresSchema.steps.dropFirst(applied) {
-                    for statement in step {
-                        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                }
-                _ = try await connection.query("DELETE FROM mosaic_schema", logger: logger)
-                _ = try await connection.query(
-                    "INSERT INTO mosaic_schema (version) VALUES (\(PostgresSchema.steps.count))", logger: logger)
-            }
-        } catch let error as PostgresTransactionError where error.closureError is PostgresBackendError {
-            failure = error.closureError
+            try await migrateSchema(on: connection)
+        } catch let error as PostgresBackendError {
+            failure = error
         } catch {
             failure = PostgresBackendError(
                 .schema,
                 "Mosaic's tables in \(url) could not be created or updated: \(String(reflecting: error)). Check that "
                     + "the user may create tables in the database.")
         }
+        // Closing a connection whose transaction did not commit rolls it back, and lets the lock go.
         try? await connection.close()
         if let failure { throw failure }
+    }
+
+    private func migrateSchema(on connection: PostgresConnection) async throws {
+        func run(_ query: PostgresQuery) async throws -> PostgresQueryResult {
+            try await deadlined(query, on: connection).get()
+        }
+        _ = try await run("BEGIN")
+        _ = try await run("SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))")
+        _ = try await run("CREATE TABLE IF NOT EXISTS mosaic_schema (version integer NOT NULL)")
+        let applied = try await run("SELECT version FROM mosaic_schema").rows.map { try $0.decode(Int.self) }.max() ?? 0
+        guard applied <= PostgresSchema.steps.count else {
+            throw PostgresBackendError(
+                .schema,
+                "\(url) has Mosaic's tables at version \(applied), newer than this Mosaic knows "
+                    + "(\(PostgresSchema.steps.count)). Run the newer app version, or a database of its own.")
+        }
+        for step in PostgresSchema.steps.dropFirst(applied) {
+            for statement in step {
+                _ = try await run(PostgresQuery(unsafeSQL: statement))
+            }
+        }
+        _ = try await run("DELETE FROM mosaic_schema")
+        _ = try await run("INSERT INTO mosaic_schema (version) VALUES (\(PostgresSchema.steps.count))")
+        _ = try await run("COMMIT")
     }
 }

@@ -77,6 +77,42 @@ struct PostgresTimeoutTests {
     }
 }
 
+extension PostgresTimeoutTests {
+    @Test(
+        "a migration waiting on a schema lock that is never released fails the connect after the query time limit",
+        .timeLimit(.minutes(1)))
+    func aMigrationBehindAHeldLockTimesOut() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let name = PostgresSharedStateTests.name(of: url)
+        // Another instance whose migration hangs holding the lock, as a stopped server process would.
+        let holder = try await server.connect(to: name)
+        let logger = Logger(label: "test")
+        _ = try await holder.query("SELECT pg_advisory_lock(\(PostgresSchema.lockKey))", logger: logger).get()
+        let clock = ManualClock()
+        let connecting = Task {
+            try await PostgresBackend.connect(
+                url: url, queryTimeout: .milliseconds(300), heartbeat: .seconds(3_600), prunes: false,
+                timer: clock.queryTimer, logger: logger)
+        }
+        // Time is moved on only once the migration waits for the lock (so it is that wait the limit ends).
+        while try await server.execute(
+            "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", in: name
+        ).isEmpty {
+            await Task.yield()
+        }
+        await clock.sleepers(reaching: 1)
+        clock.advance(by: .milliseconds(300))
+        let error = await #expect(throws: PostgresBackendError.self) { try await connecting.value }
+        #expect(error?.code == .timedOut)
+        // Once the lock is free, the same database takes the app.
+        _ = try await holder.query("SELECT pg_advisory_unlock_all()", logger: logger).get()
+        try await holder.close()
+        let backend = try await PostgresBackend.connect(url: url, heartbeat: .seconds(3_600))
+        await backend.close()
+    }
+}
+
 extension ManualClock {
     /// A query timer on this clock: a query expires when the clock reaches its limit, unless it answered first.
     var queryTimer: PostgresConnections.QueryTimer {
