@@ -28,6 +28,10 @@ final class PostgresListener: Sendable {
         var alive: ContinuousClock.Instant?
         /// When the pool's probe whose query has not ended yet began.
         var probing: ContinuousClock.Instant?
+        /// Why the last probe found the server unable to serve (no answer, or an answer that it cannot serve now),
+        /// until a probe succeeds: a read that succeeds meanwhile (a read-only standby takes reads) does not make
+        /// storage pass while every write fails.
+        var probeFailure: String?
         /// The server process of the listening connection, for tests that stop it.
         var backend: Int32?
         /// Keys notified as changed whose rows could not be read then, with the newest revision notified: read
@@ -248,13 +252,27 @@ final class PostgresListener: Sendable {
     /// `finished` runs once the query has ended.
     func probe(finished: @escaping @Sendable () -> Void = {}) async -> Bool {
         let (connections, heartbeat, events) = (connections, heartbeat, events.continuation)
+        let noteFailure: @Sendable (String?) -> Void = { [weak self] failure in
+            self?.state.withLock { $0.probeFailure = failure }
+        }
         let (answer, answered) = AsyncStream.makeStream(of: Bool.self)
         // The query and the time limit race in a task of their own, which the answer does not wait for.
         Task {
             // `nil`: the time was up first.
             await withTaskGroup(of: Bool?.self) { group in
                 // The probe is also the instance's heartbeat in the list of live instances.
-                group.addTask { (try? await connections.run(connections.seen, within: heartbeat)) != nil }
+                group.addTask {
+                    do {
+                        _ = try await connections.run(connections.seen, within: heartbeat)
+                        noteFailure(nil)
+                        return true
+                    } catch let error as PostgresBackendError where error.code != .failed {
+                        noteFailure("\(error)")
+                        return false
+                    } catch {
+                        return false
+                    }
+                }
                 group.addTask {
                     try? await Task.sleep(for: heartbeat * 2)
                     return nil
@@ -264,11 +282,12 @@ final class PostgresListener: Sendable {
                 // pool connects was seen unanswered for minutes after the server came back; it ends by its own limit.
                 if first != nil { group.cancelAll() }
                 if first == nil {
-                    connections.recordFailure(
-                        PostgresBackendError(
-                            .timedOut,
-                            "\(connections.url) did not answer a probe within \(heartbeat * 2). Check that the "
-                                + "server runs and is reachable."))
+                    let failure = PostgresBackendError(
+                        .timedOut,
+                        "\(connections.url) did not answer a probe within \(heartbeat * 2). Check that the server runs "
+                            + "and is reachable.")
+                    connections.recordFailure(failure)
+                    noteFailure("\(failure)")
                 }
                 events.yield(.probed(answered: first == true))
                 answered.yield(first == true)
@@ -285,16 +304,14 @@ final class PostgresListener: Sendable {
     /// How the storage and the change feed stand now.
     func checks() -> [ReadinessCheck] {
         let now = ContinuousClock.now
-        let alive = state.withLock { $0.alive }
+        let (alive, probeFailure) = state.withLock { ($0.alive, $0.probeFailure) }
         let answers = connections.answers()
         var storage = ReadinessCheck(
             name: "shared storage", passing: true, detail: "\(connections.url) answers",
             sincePassed: answers.lastAnswer.map { now - $0 })
-        if let failure = answers.lastFailure {
+        if let failure = answers.lastFailure?.error ?? probeFailure {
             storage = ReadinessCheck(
-                name: storage.name, passing: false,
-                detail: failure.error,
-                sincePassed: storage.sincePassed)
+                name: storage.name, passing: false, detail: failure, sincePassed: storage.sincePassed)
         }
         let feed: ReadinessCheck
         if let alive, now - alive <= bound {

@@ -124,6 +124,9 @@ struct PostgresLivenessTests {
         #expect(await listener.probe() == false)
         let refused = try #require(listener.checks().first { $0.name == "shared storage" })
         #expect(!refused.passing && refused.detail.contains("25006"), "\(refused.detail)")
+        // A standby still answers reads: one that succeeds does not make storage pass while writes fail.
+        _ = try await database.connections.run("SELECT 1")
+        #expect(try #require(listener.checks().first { $0.name == "shared storage" }).passing == false)
         try await server.execute("DROP TRIGGER refuse_writes ON mosaic_instance", in: name)
         #expect(await listener.probe())
         #expect(try #require(listener.checks().first { $0.name == "shared storage" }).passing)
