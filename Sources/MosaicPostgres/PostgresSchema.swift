@@ -6,6 +6,9 @@ internal import PostgresNIO
 enum PostgresSchema {
     /// The advisory lock every instance takes while it brings the schema up to date.
     static let lockKey: Int64 = 0x4D6F_7361_6963  // "Mosaic"
+    /// How long one statement of a migration may take: an index built on a large table takes minutes, far longer
+    /// than a query is given, and another instance starting meanwhile waits as long for the lock.
+    static let statementLimit = Duration.seconds(600)
 
     /// The steps, in order, each a list of statements (one statement per query: the extended protocol postgres-nio
     /// speaks takes no more); the database records how many it has (`mosaic_schema.version`). Never edit a step
@@ -146,9 +149,10 @@ enum PostgresSchema {
 
 extension PostgresConnections {
     /// Creates or updates Mosaic's tables, in one transaction that holds the schema's advisory lock: an instance
-    /// starting at the same time waits, then finds the steps applied. Every statement has the query time limit, the
-    /// wait for the lock too: a server that stops answering, or another instance's migration that hangs holding the
-    /// lock, fails the connect with `timedOut` instead of holding the app's start for good.
+    /// starting at the same time waits, then finds the steps applied. Every statement has a time limit
+    /// (``PostgresSchema/statementLimit``, or the query time limit when longer), the wait for the lock too: a server
+    /// that stops answering, or another instance's migration that hangs holding the lock, fails the connect with
+    /// `timedOut` instead of holding the app's start for good.
     func migrateSchema() async throws {
         let connection = try await connect().get()
         var failure: (any Error)?
@@ -169,7 +173,7 @@ extension PostgresConnections {
 
     private func migrateSchema(on connection: PostgresConnection) async throws {
         func run(_ query: PostgresQuery) async throws -> PostgresQueryResult {
-            try await deadlined(query, on: connection).get()
+            try await deadlined(query, on: connection, within: max(queryTimeout, PostgresSchema.statementLimit)).get()
         }
         _ = try await run("BEGIN")
         _ = try await run("SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))")
