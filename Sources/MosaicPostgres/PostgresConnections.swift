@@ -181,26 +181,34 @@ final class PostgresConnections: Sendable {
                     + "reachable.")
         }
         let state = error.serverInfo?[.sqlState] ?? ""
-        guard Self.cannotServe(state) else {
+        guard let fix = Self.cannotServe(state) else {
             return PostgresBackendError(.failed, "\(url) answered: \(String(reflecting: error))")
         }
         return PostgresBackendError(
             .unreachable,
-            "\(url) answered that it cannot serve now (SQLSTATE \(state)): \(String(reflecting: error)). Point the app "
-                + "at the primary server, one that takes writes, and check that it runs with room to spare.")
+            "\(url) answered that it cannot serve now (SQLSTATE \(state)): \(String(reflecting: error)). \(fix)")
     }
 
-    /// Whether SQLSTATE `state` says the server cannot serve this app now, whatever the statement: a standby that
-    /// takes no writes (25006), a server shutting down or starting (class 57), one out of connections, memory or
-    /// disk (class 53), a system error (class 58), or a broken connection (class 08).
-    static func cannotServe(_ state: String) -> Bool {
-        state == "25006" || ["08", "53", "57", "58"].contains(state.prefix(2))
+    /// What to do when SQLSTATE `state` says the server cannot serve this app now, whatever the statement; `nil`
+    /// when the error concerns the statement alone.
+    static func cannotServe(_ state: String) -> String? {
+        switch state {
+        case "25006":
+            "It is a standby, which takes no writes: point the app at the primary server."
+        case "57P01", "57P02", "57P03":
+            "It is shutting down or starting, or ended this connection; the next query connects again."
+        case _ where state.hasPrefix("53"), "58000", "58030":
+            "It is out of connections, memory or disk, or its storage failed: check the server."
+        default:
+            nil
+        }
     }
 
     /// When the server last answered a query of the pool, and the failure since, if any.
     struct Answers {
         var lastAnswer: ContinuousClock.Instant?
-        /// A query that failed without the server's answer (no connection, no answer in time) after the last answer.
+        /// A query that failed without the server's answer (no connection, no answer in time), or with an answer
+        /// that it cannot serve now, after the last answer.
         var lastFailure: (at: ContinuousClock.Instant, error: String)?
     }
 
@@ -212,7 +220,8 @@ final class PostgresConnections: Sendable {
         answerLog.withLock { $0 = Answers(lastAnswer: .now, lastFailure: nil) }
     }
 
-    /// Records `error`: as a failure to answer, unless the server sent it (the server answered, then).
+    /// Records `error`: as a failure to answer, unless the server sent an error about the statement alone (the
+    /// server answered, then).
     func recordFailure(_ error: PostgresBackendError) {
         if error.code == .failed {
             recordAnswer()

@@ -32,6 +32,8 @@ final class PostgresListener: Sendable {
         /// until a probe succeeds: a read that succeeds meanwhile (a read-only standby takes reads) does not make
         /// storage pass while every write fails.
         var probeFailure: String?
+        /// The number of the newest probe: only its outcome sets ``probeFailure``, not a slower earlier one's.
+        var probes = 0
         /// The server process of the listening connection, for tests that stop it.
         var backend: Int32?
         /// Keys notified as changed whose rows could not be read then, with the newest revision notified: read
@@ -252,8 +254,12 @@ final class PostgresListener: Sendable {
     /// `finished` runs once the query has ended.
     func probe(finished: @escaping @Sendable () -> Void = {}) async -> Bool {
         let (connections, heartbeat, events) = (connections, heartbeat, events.continuation)
+        let number = state.withLock { state in
+            state.probes += 1
+            return state.probes
+        }
         let noteFailure: @Sendable (String?) -> Void = { [weak self] failure in
-            self?.state.withLock { $0.probeFailure = failure }
+            self?.state.withLock { if $0.probes == number { $0.probeFailure = failure } }
         }
         let (answer, answered) = AsyncStream.makeStream(of: Bool.self)
         // The query and the time limit race in a task of their own, which the answer does not wait for.

@@ -6,8 +6,8 @@ internal import PostgresNIO
 enum PostgresSchema {
     /// The advisory lock every instance takes while it brings the schema up to date.
     static let lockKey: Int64 = 0x4D6F_7361_6963  // "Mosaic"
-    /// How long one statement of a migration may take: an index built on a large table takes minutes, far longer
-    /// than a query is given, and another instance starting meanwhile waits as long for the lock.
+    /// How long a migration's step may take, and an instance starting meanwhile wait for its lock: an index built
+    /// on a large table takes minutes, far longer than a query is given.
     static let statementLimit = Duration.seconds(600)
 
     /// The steps, in order, each a list of statements (one statement per query: the extended protocol postgres-nio
@@ -149,10 +149,10 @@ enum PostgresSchema {
 
 extension PostgresConnections {
     /// Creates or updates Mosaic's tables, in one transaction that holds the schema's advisory lock: an instance
-    /// starting at the same time waits, then finds the steps applied. Every statement has a time limit
-    /// (``PostgresSchema/statementLimit``, or the query time limit when longer), the wait for the lock too: a server
-    /// that stops answering, or another instance's migration that hangs holding the lock, fails the connect with
-    /// `timedOut` instead of holding the app's start for good.
+    /// starting at the same time waits, then finds the steps applied. Every statement has a time limit: the wait for
+    /// the lock and the steps ``PostgresSchema/statementLimit`` (or the query time limit when longer), the rest the
+    /// query time limit. A server that stops answering, or another instance's migration that hangs holding the
+    /// lock, fails the connect with `timedOut` instead of holding the app's start for good.
     func migrateSchema() async throws {
         let connection = try await connect().get()
         var failure: (any Error)?
@@ -160,6 +160,8 @@ extension PostgresConnections {
             try await migrateSchema(on: connection)
         } catch let error as PostgresBackendError {
             failure = error
+        } catch let error as PSQLError where Self.cannotServe(error.serverInfo?[.sqlState] ?? "") != nil {
+            failure = Self.answered(error, by: url)
         } catch {
             failure = PostgresBackendError(
                 .schema,
@@ -172,11 +174,12 @@ extension PostgresConnections {
     }
 
     private func migrateSchema(on connection: PostgresConnection) async throws {
-        func run(_ query: PostgresQuery) async throws -> PostgresQueryResult {
-            try await deadlined(query, on: connection, within: max(queryTimeout, PostgresSchema.statementLimit)).get()
+        let long = max(queryTimeout, PostgresSchema.statementLimit)
+        func run(_ query: PostgresQuery, within limit: Duration? = nil) async throws -> PostgresQueryResult {
+            try await deadlined(query, on: connection, within: limit).get()
         }
         _ = try await run("BEGIN")
-        _ = try await run("SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))")
+        _ = try await run("SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))", within: long)
         _ = try await run("CREATE TABLE IF NOT EXISTS mosaic_schema (version integer NOT NULL)")
         let applied = try await run("SELECT version FROM mosaic_schema").rows.map { try $0.decode(Int.self) }.max() ?? 0
         guard applied <= PostgresSchema.steps.count else {
@@ -187,7 +190,7 @@ extension PostgresConnections {
         }
         for step in PostgresSchema.steps.dropFirst(applied) {
             for statement in step {
-                _ = try await run(PostgresQuery(unsafeSQL: statement))
+                _ = try await run(PostgresQuery(unsafeSQL: statement), within: long)
             }
         }
         _ = try await run("DELETE FROM mosaic_schema")

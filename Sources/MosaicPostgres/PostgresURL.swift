@@ -97,12 +97,13 @@ public struct PostgresBackendError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// The URL or an option is malformed; nothing was tried. Fix it.
         case invalidConfiguration = "invalid-configuration"
-        /// The server could not be reached, refused the login, or answered that it cannot serve now (a standby that
-        /// takes no writes, a server shutting down, one out of connections). Retry later.
+        /// The server could not be reached, refused the login, or answered that it cannot serve now (a server
+        /// shutting down or out of connections: retry later; a standby, which takes no writes: point the URL at the
+        /// primary). The message says which.
         case unreachable
         /// The server did not answer in time; the connection was closed. Retry later.
         case timedOut = "timed-out"
-        /// The server answered with an error.
+        /// The server answered with an error about the statement (a lock it waited for too long, a constraint).
         case failed
         /// Mosaic's tables could not be created or updated, or are newer than this Mosaic knows.
         case schema

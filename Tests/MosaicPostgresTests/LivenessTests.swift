@@ -108,7 +108,8 @@ struct PostgresLivenessTests {
         let server = try TestServer.running()
         let url = try await server.makeDatabase()
         let name = PostgresSharedStateTests.name(of: url)
-        let database = try await PostgresBackend.connect(url: url)
+        // No heartbeat during the test: only its own probes run.
+        let database = try await PostgresBackend.connect(url: url, heartbeat: .seconds(3_600))
         let listener = database.listener
         #expect(await listener.probe())
         // A standby's answer to a write, on the connections the pool already holds: the probe records this instance

@@ -97,7 +97,10 @@ extension PostgresTimeoutTests {
         }
         // Time is moved on only once the migration waits for the lock (so it is that wait the limit ends).
         while try await server.execute(
-            "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", in: name
+            """
+            SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """, in: name
         ).isEmpty {
             await Task.yield()
         }

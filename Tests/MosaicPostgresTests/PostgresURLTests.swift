@@ -7,6 +7,18 @@ import Testing
 @testable import MosaicPostgres
 
 struct PostgresURLTests {
+    @Test func aServerThatCannotServeIsToldFromAStatementThatFailed() {
+        // A standby, a shutdown or start, a server out of connections, memory or disk: not this statement's fault.
+        for state in ["25006", "57P01", "57P02", "57P03", "53300", "53100", "53200", "58030"] {
+            #expect(PostgresConnections.cannotServe(state) != nil, "\(state)")
+        }
+        // A lock waited for too long, a cancelled statement, a constraint, a serialization failure, a protocol error.
+        for state in ["55P03", "57014", "23505", "40001", "08P01", "42P01", ""] {
+            #expect(PostgresConnections.cannotServe(state) == nil, "\(state)")
+        }
+        #expect(PostgresConnections.cannotServe("25006")?.contains("primary") == true)
+    }
+
     @Test(arguments: [
         ("mysql://u@h/db", "does not start with postgres://"),
         ("postgres:///db", "names no host"),
