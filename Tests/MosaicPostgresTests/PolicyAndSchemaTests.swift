@@ -89,24 +89,24 @@ extension PostgresTimeoutTests {
         let holder = try await server.connect(to: name)
         let logger = Logger(label: "test")
         _ = try await holder.query("SELECT pg_advisory_lock(\(PostgresSchema.lockKey))", logger: logger).get()
-        let clock = ManualClock()
+        // The test decides when a limit is reached: the timer hands it each long limit's expiry (the lock's wait and
+        // the steps have one; the login and the other statements a short one, which never expires here).
+        let (longLimits, expiries) = AsyncStream.makeStream(of: (Duration, @Sendable () -> Void).self)
+        let timer: PostgresConnections.QueryTimer = { _, timeout, expire in
+            if timeout > .seconds(10) { expiries.yield((timeout, expire)) }
+            return {}
+        }
         let connecting = Task {
             try await PostgresBackend.connect(
-                url: url, queryTimeout: .milliseconds(300), heartbeat: .seconds(3_600), prunes: false,
-                timer: clock.queryTimer, logger: logger)
+                url: url, queryTimeout: .milliseconds(300), heartbeat: .seconds(3_600), prunes: false, timer: timer,
+                logger: logger)
         }
-        // Time is moved on only once the migration waits for the lock (so it is that wait the limit ends).
-        while try await server.execute(
-            """
-            SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-            """, in: name
-        ).isEmpty {
-            await Task.yield()
-        }
-        await clock.sleepers(reaching: 1)
+        // The first long limit is the lock's, armed as its statement is sent: the migration now waits on the lock.
+        var limits = longLimits.makeAsyncIterator()
+        let (limit, expire) = try #require(await limits.next())
         // A migration's statement has longer than a query (an index on a large table takes minutes).
-        clock.advance(by: PostgresSchema.statementLimit)
+        #expect(limit == PostgresSchema.statementLimit)
+        expire()
         let error = await #expect(throws: PostgresBackendError.self) { try await connecting.value }
         #expect(error?.code == .timedOut)
         // Once the lock is free, the same database takes the app.
