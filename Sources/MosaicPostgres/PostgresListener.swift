@@ -32,6 +32,8 @@ final class PostgresListener: Sendable {
         /// until a probe succeeds: a read that succeeds meanwhile (a read-only standby takes reads) does not make
         /// storage pass while every write fails.
         var probeFailure: String?
+        /// When the probes began to fail: storage last passed then, though reads may have succeeded since.
+        var probeFailingSince: ContinuousClock.Instant?
         /// The number of the newest probe: only its outcome sets ``probeFailure``, not a slower earlier one's.
         var probes = 0
         /// The server process of the listening connection, for tests that stop it.
@@ -259,7 +261,11 @@ final class PostgresListener: Sendable {
             return state.probes
         }
         let noteFailure: @Sendable (String?) -> Void = { [weak self] failure in
-            self?.state.withLock { if $0.probes == number { $0.probeFailure = failure } }
+            self?.state.withLock { state in
+                guard state.probes == number else { return }
+                state.probeFailure = failure
+                state.probeFailingSince = failure == nil ? nil : state.probeFailingSince ?? .now
+            }
         }
         let (answer, answered) = AsyncStream.makeStream(of: Bool.self)
         // The query and the time limit race in a task of their own, which the answer does not wait for.
@@ -310,11 +316,13 @@ final class PostgresListener: Sendable {
     /// How the storage and the change feed stand now.
     func checks() -> [ReadinessCheck] {
         let now = ContinuousClock.now
-        let (alive, probeFailure) = state.withLock { ($0.alive, $0.probeFailure) }
+        let (alive, probeFailure, failingSince) = state.withLock { ($0.alive, $0.probeFailure, $0.probeFailingSince) }
         let answers = connections.answers()
+        // While a probe's failure stands, storage last passed when the probes began to fail, whatever answered since.
+        let lastPassed = answers.lastAnswer.map { last in failingSince.map { min($0, last) } ?? last }
         var storage = ReadinessCheck(
             name: "shared storage", passing: true, detail: "\(connections.url) answers",
-            sincePassed: answers.lastAnswer.map { now - $0 })
+            sincePassed: lastPassed.map { now - $0 })
         if let failure = answers.lastFailure?.error ?? probeFailure {
             storage = ReadinessCheck(
                 name: storage.name, passing: false, detail: failure, sincePassed: storage.sincePassed)

@@ -125,9 +125,14 @@ struct PostgresLivenessTests {
         #expect(await listener.probe() == false)
         let refused = try #require(listener.checks().first { $0.name == "shared storage" })
         #expect(!refused.passing && refused.detail.contains("25006"), "\(refused.detail)")
-        // A standby still answers reads: one that succeeds does not make storage pass while writes fail.
+        // A standby still answers reads: one that succeeds does not make storage pass while writes fail, nor does the
+        // admin page say storage passed when it answered.
+        let read = ContinuousClock.now
         _ = try await database.connections.run("SELECT 1")
-        #expect(try #require(listener.checks().first { $0.name == "shared storage" }).passing == false)
+        let checked = ContinuousClock.now
+        let failing = try #require(listener.checks().first { $0.name == "shared storage" })
+        #expect(failing.passing == false)
+        #expect(checked - (failing.sincePassed ?? .zero) < read, "it last passed before the read, not at it")
         try await server.execute("DROP TRIGGER refuse_writes ON mosaic_instance", in: name)
         #expect(await listener.probe())
         #expect(try #require(listener.checks().first { $0.name == "shared storage" }).passing)

@@ -12,12 +12,11 @@ internal import NIOHTTPTypes
 /// - a request the HTTP parser refuses is answered 431 when its head is over the parser's limits (80 KB in all,
 ///   or 1,000 fields), else 400, instead of Hummingbird's bare 400 without the security headers.
 ///
-/// Either way the connection is closed. Hummingbird's idle limit cannot do this: every byte resets it.
-final class RequestBodyGuard: ChannelDuplexHandler, RemovableChannelHandler {
+/// Either way the connection is closed. Hummingbird's idle limit cannot do this: every byte resets it. Inbound only:
+/// its refusals are written to the handlers before it, and a response's parts pass it by, not through a call each.
+final class RequestBodyGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
 
     private let minimumRate: Int
     private let grace: TimeAmount
