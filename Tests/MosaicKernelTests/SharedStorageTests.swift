@@ -11,10 +11,15 @@ final class SilentSharedStore: SharedStatePersister {
     private let rows = Locked<[String: (saved: SavedState, revision: Int64)]>([:])
     private let revisions = Atomic<Int64>(0)
 
-    func change(_ id: String, to json: String) {
+    @discardableResult
+    func change(_ id: String, to json: String) -> Int64 {
         let revision = revisions.add(1, ordering: .relaxed).newValue
         rows.withLock { $0[id] = (SavedState(data: Data(json.utf8), version: 1), revision) }
+        return revision
     }
+
+    /// Runs after a read of a row has been answered, before its answer reaches the reader: what lands meanwhile.
+    let afterRead = Locked<(@Sendable (String) -> Void)?>(nil)
 
     /// Deletes the row, as an operator or another instance would.
     func remove(_ id: String) {
@@ -25,7 +30,11 @@ final class SilentSharedStore: SharedStatePersister {
         rows.withLock { $0[id].map { String(decoding: $0.saved.data, as: UTF8.self) } }
     }
 
-    func loadRevision(_ id: String) throws -> (saved: SavedState, revision: Int64)? { rows.withLock { $0[id] } }
+    func loadRevision(_ id: String) throws -> (saved: SavedState, revision: Int64)? {
+        let row = rows.withLock { $0[id] }
+        afterRead.withLock { $0 }?(id)
+        return row
+    }
     func load(_ id: String) throws -> SavedState? { try loadRevision(id)?.saved }
     func save(_ data: Data, version: Int, for id: String) throws {
         _ = try save(data, version: version, for: id, replacing: nil)
@@ -106,6 +115,25 @@ struct SharedStorageTests {
         // A write after it starts from the initial value and reaches the store.
         try await hub.apply(Self.city, as: StateHub.host) { $0 += "!" }
         #expect(store.value("test.city") == "\"Chicago!\"")
+    }
+
+    @Test func aResynchronizationKeepsAnOwnWriteThatLandedWhileItReadTheRowAsGone() async throws {
+        let store = SilentSharedStore()
+        let hub = StateHub(directory: nil, shared: store)
+        try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
+        store.remove("test.city")
+        // The resynchronization's read finds no row; before its answer arrives, a write of this instance lands.
+        store.afterRead.withLock { afterRead in
+            afterRead = { [weak hub] id in
+                guard id == "test.city" else { return }
+                let revision = store.change(id, to: "\"Paris\"")
+                hub?.publish(id, value: "Paris", revision: revision)
+            }
+        }
+        await hub.resynchronize()
+        store.afterRead.withLock { $0 = nil }
+        #expect(hub.read(Self.city) == "Paris", "the write is newer than the deletion the read saw")
+        #expect(store.value("test.city") == "\"Paris\"")
     }
 
     /// A hub over `store` with an outbox, as a kernel makes it.
