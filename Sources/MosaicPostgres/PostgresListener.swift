@@ -30,10 +30,9 @@ final class PostgresListener: Sendable {
         var probing: ContinuousClock.Instant?
         /// Why the last probe found the server unable to serve (no answer, or an answer that it cannot serve now),
         /// until a probe succeeds: a read that succeeds meanwhile (a read-only standby takes reads) does not make
-        /// storage pass while every write fails.
-        var probeFailure: String?
-        /// When the probes began to fail: storage last passed then, though reads may have succeeded since.
-        var probeFailingSince: ContinuousClock.Instant?
+        /// storage pass while every write fails. `since`: when the probes began to fail, which is when storage last
+        /// passed, though reads may have succeeded since.
+        var probeFailure: (message: String, since: ContinuousClock.Instant)?
         /// The number of the newest probe: only its outcome sets ``probeFailure``, not a slower earlier one's.
         var probes = 0
         /// The server process of the listening connection, for tests that stop it.
@@ -263,8 +262,7 @@ final class PostgresListener: Sendable {
         let noteFailure: @Sendable (String?) -> Void = { [weak self] failure in
             self?.state.withLock { state in
                 guard state.probes == number else { return }
-                state.probeFailure = failure
-                state.probeFailingSince = failure == nil ? nil : state.probeFailingSince ?? .now
+                state.probeFailure = failure.map { ($0, state.probeFailure?.since ?? .now) }
             }
         }
         let (answer, answered) = AsyncStream.makeStream(of: Bool.self)
@@ -316,14 +314,14 @@ final class PostgresListener: Sendable {
     /// How the storage and the change feed stand now.
     func checks() -> [ReadinessCheck] {
         let now = ContinuousClock.now
-        let (alive, probeFailure, failingSince) = state.withLock { ($0.alive, $0.probeFailure, $0.probeFailingSince) }
+        let (alive, probeFailure) = state.withLock { ($0.alive, $0.probeFailure) }
         let answers = connections.answers()
         // While a probe's failure stands, storage last passed when the probes began to fail, whatever answered since.
-        let lastPassed = answers.lastAnswer.map { last in failingSince.map { min($0, last) } ?? last }
+        let lastPassed = answers.lastAnswer.map { last in probeFailure.map { min($0.since, last) } ?? last }
         var storage = ReadinessCheck(
             name: "shared storage", passing: true, detail: "\(connections.url) answers",
             sincePassed: lastPassed.map { now - $0 })
-        if let failure = answers.lastFailure?.error ?? probeFailure {
+        if let failure = answers.lastFailure?.error ?? probeFailure?.message {
             storage = ReadinessCheck(
                 name: storage.name, passing: false, detail: failure, sincePassed: storage.sincePassed)
         }
