@@ -46,8 +46,8 @@ private final class HeldStore: Sendable {
 private struct HeldStoreFailure: Error {}
 
 struct GroupCommitTests {
-    /// Starts `first` (which the store holds), then `rest` once `first` is being stored, and waits until they all
-    /// wait for the next group; returns every write's outcome once the store is let go.
+    /// Starts `first` (which the store holds), then `rest`, in order, once `first` is being stored, and waits until
+    /// they all wait for the next group; returns every write's outcome once the store is let go.
     private func storeTogether(
         _ first: String, _ rest: [String], limit: Int = 100, weight: @escaping @Sendable (String) -> Int = { _ in 1 },
         row: (@Sendable (String) -> String)? = nil
@@ -60,8 +60,12 @@ struct GroupCommitTests {
             }
             group.addTask { await write(first) }
             for await _ in store.enteredFirst { break }
-            for name in rest { group.addTask { await write(name) } }
-            while commits.waiting < rest.count { await Task.yield() }
+            // One at a time, each once the one before waits: child tasks start in no set order, and the groups
+            // depend on the order the writes arrive in.
+            for (index, name) in rest.enumerated() {
+                group.addTask { await write(name) }
+                while commits.waiting <= index { await Task.yield() }
+            }
             store.release()
             var outcomes: [String: Result<String, any Error>] = [:]
             for await (name, outcome) in group { outcomes[name] = outcome }
