@@ -29,7 +29,7 @@ package final class ModuleLedger: Sendable {
         var rest: [Grant] = []
         var tasks: [Int: Task<Void, Never>] = [:]
         var next = 0
-        var calls = 0
+        /// Told when the last call under way ends, once the ledger refuses calls.
         var drained: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -45,6 +45,10 @@ package final class ModuleLedger: Sendable {
     /// the module publishing. (Every module holds that right; as a grant it cost each module a closure and a list.)
     private let closing: (any LedgerClosingObserver)?
     private let state = Locked(State())
+    /// The calls into the module's code under way, with ``refusingCalls`` set once it takes no more: one word, so
+    /// that a call (every request through a module's middleware, from any core) takes no lock.
+    private let calls = Atomic<Int>(0)
+    private static let refusingCalls = 1 << 62
 
     package init(module: ModuleID, closing: (any LedgerClosingObserver)? = nil) {
         self.module = module
@@ -115,18 +119,21 @@ package final class ModuleLedger: Sendable {
     /// Begins a call into the module's code from outside (a link handler, a content build); `false` once the
     /// module is on its way out. Every `true` must be followed by ``endCall()``.
     package func beginCall() -> Bool {
-        state.withLock { state in
-            guard state.acceptsWork else { return false }
-            state.calls += 1
-            return true
+        var seen = calls.load(ordering: .relaxed)
+        while seen & Self.refusingCalls == 0 {
+            let (began, now) = calls.compareExchange(expected: seen, desired: seen + 1, ordering: .acquiring)
+            if began { return true }
+            seen = now
         }
+        return false
     }
 
     /// Ends a call begun with ``beginCall()``.
     package func endCall() {
-        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.calls -= 1
-            guard state.calls == 0 else { return [] }
+        // Releasing: what the call did happens before `quiesce()` goes on.
+        guard calls.subtract(1, ordering: .releasing).newValue == Self.refusingCalls else { return }
+        // The last call of a module on its way out: `quiesce()` waits for it, or will see it ended.
+        let waiting = state.withLock { state in
             defer { state.drained = [] }
             return state.drained
         }
@@ -141,10 +148,12 @@ package final class ModuleLedger: Sendable {
             defer { state.entry = [] }
             return state.entry
         }
+        calls.bitwiseOr(Self.refusingCalls, ordering: .relaxed)
         for grant in entry.reversed() { grant.withdraw() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Under the lock, so that a last call ending after this read finds the continuation (`endCall()`).
             let idle = state.withLock { state in
-                if state.calls == 0 { return true }
+                if calls.load(ordering: .acquiring) == Self.refusingCalls { return true }
                 state.drained.append(continuation)
                 return false
             }
@@ -163,6 +172,7 @@ package final class ModuleLedger: Sendable {
             let wasOpen = state.isOpen
             state.isOpen = false
             state.acceptsWork = false
+            calls.bitwiseOr(Self.refusingCalls, ordering: .relaxed)
             defer {
                 state.entry = []
                 state.rest = []
