@@ -48,7 +48,7 @@ package final class ModuleLedger: Sendable {
     /// The calls into the module's code under way, with ``refusingCalls`` set once it takes no more: one word, so
     /// that a call (every request through a module's middleware, from any core) takes no lock.
     private let calls = Atomic<Int>(0)
-    private static let refusingCalls = 1 << 62
+    private static let refusingCalls = 1 << (Int.bitWidth - 2)
 
     package init(module: ModuleID, closing: (any LedgerClosingObserver)? = nil) {
         self.module = module
@@ -130,8 +130,9 @@ package final class ModuleLedger: Sendable {
 
     /// Ends a call begun with ``beginCall()``.
     package func endCall() {
-        // Releasing: what the call did happens before `quiesce()` goes on.
-        guard calls.subtract(1, ordering: .releasing).newValue == Self.refusingCalls else { return }
+        // Releasing, so that what the call did happens before `quiesce()` goes on; acquiring too, so that the last
+        // call, which resumes it, carries what the calls that ended before it did.
+        guard calls.subtract(1, ordering: .acquiringAndReleasing).newValue == Self.refusingCalls else { return }
         // The last call of a module on its way out: `quiesce()` waits for it, or will see it ended.
         let waiting = state.withLock { state in
             defer { state.drained = [] }
@@ -145,10 +146,11 @@ package final class ModuleLedger: Sendable {
     package func quiesce() async {
         let entry = state.withLock { state in
             state.acceptsWork = false
+            // With the rest of the module's work, so that no call begins once a task has been refused.
+            calls.bitwiseOr(Self.refusingCalls, ordering: .relaxed)
             defer { state.entry = [] }
             return state.entry
         }
-        calls.bitwiseOr(Self.refusingCalls, ordering: .relaxed)
         for grant in entry.reversed() { grant.withdraw() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             // Under the lock, so that a last call ending after this read finds the continuation (`endCall()`).
