@@ -23,7 +23,6 @@ package final class ModuleLedger: Sendable {
 
     private struct State {
         var isOpen = true
-        var acceptsWork = true
         /// Grants by stage, each list in the order held (tokens ascending), so withdrawing needs no sort.
         var entry: [Grant] = []
         var rest: [Grant] = []
@@ -45,10 +44,17 @@ package final class ModuleLedger: Sendable {
     /// the module publishing. (Every module holds that right; as a grant it cost each module a closure and a list.)
     private let closing: (any LedgerClosingObserver)?
     private let state = Locked(State())
-    /// The calls into the module's code under way, with ``refusingCalls`` set once it takes no more: one word, so
-    /// that a call (every request through a module's middleware, from any core) takes no lock.
+    /// The calls into the module's code under way, with ``refusingCalls`` set once it takes no more work (calls,
+    /// tasks, grants taken back before `deactivate()`): one word, so that a call (every request through a module's
+    /// middleware, from any core) takes no lock.
     private let calls = Atomic<Int>(0)
     private static let refusingCalls = 1 << (Int.bitWidth - 2)
+
+    /// Whether the module still takes work; read under the state's lock, under which ``refuseWork()`` sets it.
+    private var acceptsWork: Bool { calls.load(ordering: .relaxed) & Self.refusingCalls == 0 }
+
+    /// From now on the module takes no work: no call begins and no task starts. Called under the state's lock.
+    private func refuseWork() { calls.bitwiseOr(Self.refusingCalls, ordering: .relaxed) }
 
     package init(module: ModuleID, closing: (any LedgerClosingObserver)? = nil) {
         self.module = module
@@ -66,7 +72,7 @@ package final class ModuleLedger: Sendable {
     @discardableResult
     package func hold(_ stage: Stage = .rest, _ withdraw: @escaping @Sendable () -> Void) -> Int? {
         let token: Int? = state.withLock { state in
-            guard state.isOpen, stage == .rest || state.acceptsWork else { return nil }
+            guard state.isOpen, stage == .rest || acceptsWork else { return nil }
             defer { state.next += 1 }
             switch stage {
             case .entry: state.entry.append(Grant(token: state.next, withdraw: withdraw))
@@ -101,7 +107,7 @@ package final class ModuleLedger: Sendable {
     /// the module is already on its way out (nothing starts then).
     package func task(_ operation: @escaping @Sendable () async -> Void) -> Bool {
         state.withLock { state in
-            guard state.acceptsWork else { return false }
+            guard acceptsWork else { return false }
             let token = state.next
             state.next += 1
             state.tasks[token] = Task { [weak self] in
@@ -145,9 +151,7 @@ package final class ModuleLedger: Sendable {
     /// module's tasks and waits for them to end.
     package func quiesce() async {
         let entry = state.withLock { state in
-            state.acceptsWork = false
-            // With the rest of the module's work, so that no call begins once a task has been refused.
-            calls.bitwiseOr(Self.refusingCalls, ordering: .relaxed)
+            refuseWork()
             defer { state.entry = [] }
             return state.entry
         }
@@ -173,8 +177,7 @@ package final class ModuleLedger: Sendable {
         let (wasOpen, entry, rest, tasks) = state.withLock { state in
             let wasOpen = state.isOpen
             state.isOpen = false
-            state.acceptsWork = false
-            calls.bitwiseOr(Self.refusingCalls, ordering: .relaxed)
+            refuseWork()
             defer {
                 state.entry = []
                 state.rest = []
