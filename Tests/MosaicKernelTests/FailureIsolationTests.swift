@@ -29,12 +29,12 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
         module.contribute(to: .dashboardWidgets, id: "greeting", title: "Greeting") {
             let greeter = Greeter()
             failing.set(true)
-            return Panel(.text(greeter.greeting))
+            return Panel(.text(try greeter.greeting()))
         }
         module.handle(feature: "greeting") { _, _ in
             let greeter = Greeter()
             failing.set(true)
-            _ = greeter.greeting
+            _ = try greeter.greeting()
         }
     }
 }
@@ -77,22 +77,37 @@ func flakyModule(_ failing: Switch) -> ModuleFactory {
         await kernel.shutdown()
     }
 
-    @Test("@Injected failing in a module's own properties fails that module at activation, not the process")
-    func injectedPropertyFailsModule() async throws {
+    @Test(
+        "@Injected whose factory throws on first use, read in activate as a property or a local, fails that module with the factory's error"
+    )
+    func injectedReadFailsModule() async throws {
         struct Nosy: Module {
             static let manifest = Manifest(id: "com.app.nosy", version: "1.0.0")
             @Injected(.forecast) var forecast
+            func activate(_ context: ActivationContext) async throws { _ = try forecast().text }
+        }
+        struct Local: Module {
+            static let manifest = Manifest(id: "com.app.local", version: "1.0.0")
+            static func register(in module: inout ModuleRegistrar) { module.services.use(.forecast) }
+            func activate(_ context: ActivationContext) async throws {
+                @Injected(.forecast) var forecast
+                _ = try forecast().text
+            }
         }
         let kernel = makeKernel([
-            ModuleFactory(Nosy.self),
+            ModuleFactory(Nosy.self), ModuleFactory(Local.self), probe("com.app.bystander"),
             serviceModule("com.app.weather") {
-                $0.services.singleton(.forecast) { () throws -> any Forecast in try unimplemented("forecast") }
+                $0.services.singleton(.forecast) { () throws -> any Forecast in throw DataMissing() }
             },
         ])
         let report = try await kernel.boot()
-        #expect(report["com.app.nosy"]?.state.name == "failed")
-        #expect(report["com.app.nosy"]?.state.reason?.contains("forecast is not wired") == true)
+        for id: ModuleID in ["com.app.nosy", "com.app.local"] {
+            #expect(report[id]?.state.name == "failed", "\(id)")
+            #expect(report[id]?.state.reason?.contains("forecast.json is missing") == true, "\(id)")
+        }
+        #expect(report.table.contains("forecast.json is missing"), "the boot report names the factory's error")
         #expect(report["com.app.weather"]?.state.isActive == true)
+        #expect(report["com.app.bystander"]?.state.isActive == true)
         await kernel.shutdown()
     }
 

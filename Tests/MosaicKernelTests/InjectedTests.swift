@@ -14,11 +14,13 @@ struct ForecastReader: Module {
     @Injected(.forecast) var forecast
 
     func activate(_ context: ActivationContext) async throws {
-        forecastsSeen.withLock { $0["activate"] = forecast.text }
+        let text = try forecast().text
+        forecastsSeen.withLock { $0["activate"] = text }
     }
 
     func deactivate() async {
-        forecastsSeen.withLock { $0["deactivate"] = forecast.text }
+        let text = (try? forecast().text) ?? "unresolved"
+        forecastsSeen.withLock { $0["deactivate"] = text }
     }
 }
 
@@ -52,7 +54,10 @@ struct ForecastReader: Module {
             serviceModule("com.app.weather") { $0.services.singleton(.forecast) { PreviewForecast() } },
             serviceModule(
                 "com.app.screen", requires: [.module("com.app.weather")],
-                onActivate: { _ in seen.withLock { $0 = screen.forecast.text } }
+                onActivate: { _ in
+                    let text = try screen.forecast().text
+                    seen.withLock { $0 = text }
+                }
             ) { $0.services.use(.forecast) },
         ])
         let report = try await kernel.boot()
@@ -65,14 +70,15 @@ struct ForecastReader: Module {
     func injectedOutsideModule() async throws {
         struct Screen { @Injected(.forecast) var forecast }
         let screen = Screen()
-        let error = #expect(throws: ServiceError.self) { try screen.$forecast.resolve() }
+        let error = #expect(throws: ServiceError.self) { try screen.forecast() }
         #expect(error?.code == .outsideModule)
         #expect(error?.message.contains("withOverrides") == true)
-        await withOverrides {
+        let text = try await withOverrides {
             $0.override(.forecast) { ClockForecast(clock: FixedClock(now: 9)) }
         } operation: {
-            #expect(screen.forecast.text == "sunny at 9")
+            try screen.forecast().text
         }
+        #expect(text == "sunny at 9")
     }
 
     @Test("@Injected respects least privilege: an undeclared service fails with the registration to add")
@@ -84,7 +90,7 @@ struct ForecastReader: Module {
             serviceModule(
                 "com.app.nosy", requires: [.module("com.app.time")],
                 onActivate: { _ in
-                    do { _ = try Nosy().$clock.resolve() } catch { outcome.withLock { $0 = error as? ServiceError } }
+                    do { _ = try Nosy().clock() } catch { outcome.withLock { $0 = error as? ServiceError } }
                 }
             ) { _ in },
         ])

@@ -41,7 +41,7 @@ struct GrabbyModule: Module {
         let notebook = notebook
         context.task { for await _ in pings { _ = notebook } }
         let visits = context.state.values(of: Self.visits)
-        context.task { for await _ in visits { _ = tracker } }
+        context.task { for await _ in visits { _ = try tracker() } }
     }
 }
 
@@ -59,7 +59,7 @@ struct LeakyModule: Module {
     }
 
     func activate(_ context: ActivationContext) async throws {
-        let tracker = try $tracker.resolve()
+        let tracker = try tracker()
         kept.withLock { $0 += [notebook, tracker as AnyObject] }
     }
 }

@@ -121,7 +121,7 @@ struct ProbeModule: Module {
 /// A view model that resolves its data where it is created.
 struct CityModel: Sendable {
     @Injected(.weatherData) var weather
-    func cities() throws -> [String] { try $weather.resolve().cities }
+    func cities() throws -> [String] { try weather().cities }
 }
 
 protocol Analytics: Sendable {}

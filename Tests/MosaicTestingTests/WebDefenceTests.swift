@@ -85,7 +85,7 @@ struct WebDefenceTests {
         }
     }
 
-    @Test("a route's handler runs as a call of its module: @Injected there resolves instead of stopping the process")
+    @Test("a route's handler runs as a call of its module: @Injected there resolves from its module")
     func routeHandlerInjects() async throws {
         let (_, web) = try await ghostWeb([ForecastRouteModule.self])
         try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
@@ -323,7 +323,7 @@ struct ForecastRouteModule: Module {
         module.services.use(.weatherData)
         module.route(.get, "/forecast/:city") { request in
             let city = request.parameters["city"] ?? ""
-            return .json("\(ForecastReader().weather.weather(in: city)?.temperature ?? 0)")
+            return .json("\(try ForecastReader().weather().weather(in: city)?.temperature ?? 0)")
         }
     }
 }

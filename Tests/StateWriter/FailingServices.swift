@@ -29,7 +29,7 @@ struct BrokenConsumer: Module {
     static let manifest = Manifest(id: "com.child.consumer", version: "1.0.0")
     static func register(in module: inout ModuleRegistrar) { module.services.use(.weather) }
     @Injected(.weather) var weather
-    func activate(_ context: ActivationContext) async throws { _ = weather.text }
+    func activate(_ context: ActivationContext) async throws { _ = try weather().text }
 }
 
 func failingServicesCatalog() -> ModuleCatalog {
@@ -53,13 +53,13 @@ func failingServicesCatalog() -> ModuleCatalog {
                 module.contribute(to: .dashboardWidgets, id: "flaky", title: "Flaky") {
                     let reader = FlakyReader()
                     failing.store(true, ordering: .relaxed)
-                    return Panel(.text(reader.value))
+                    return Panel(.text(try reader.value()))
                 }
                 module.handle(feature: "flaky") { _, _ in
                     failing.store(false, ordering: .relaxed)
                     let reader = FlakyReader()
                     failing.store(true, ordering: .relaxed)
-                    _ = reader.value
+                    _ = try reader.value()
                 }
             }
         ) { ChildModule() })

@@ -33,14 +33,14 @@ func runInjectedBenchmark() async throws {
     func runs(_ operation: () throws -> Void) rethrows -> [Double] {
         try (0..<7).map { _ in try nanoseconds(runs: 1, operation) }.sorted()
     }
-    let injected = runs { consume(module.shared) }
+    let injected = try runs { consume(try module.shared()) }
     let resolved = try runs { consume(try services.resolve(.shared)) }
     for (name, values) in [("@Injected read", injected), ("resolve", resolved)] {
         print("\(name): median \(format(values[3])) ns, range \(format(values[0]))–\(format(values[6])) ns")
     }
     print("ratio of medians: \(format(injected[3] / resolved[3]))")
     if CommandLine.arguments.contains("--loop-injected") {
-        for _ in 0..<50_000_000 { consume(module.shared) }
+        for _ in 0..<50_000_000 { consume(try module.shared()) }
     }
     await kernel.shutdown()
 }

@@ -49,8 +49,8 @@ extension Kernel {
         return startSteps(index, listeners.map { listener in { context in try await listener.handle(event, context) } })
     }
 
-    /// The job that runs `steps` in order with the context of the module at `index` (its services also as
-    /// `@Injected`'s); `nil` for a module that never got a context.
+    /// The job that runs `steps` in order with the context of the module at `index` (its services also for
+    /// `@Injected`); `nil` for a module that never got a context.
     private func startSteps(_ index: Int, _ steps: [@Sendable (ActivationContext) async throws -> Void]) -> ModuleJob? {
         guard let context = records[index].context else { return nil }
         return {

@@ -100,9 +100,9 @@ extension Kernel {
     /// The job that activates the module at `index`, or `nil` when a required dependency is not active.
     ///
     /// The module's ledger opens here: everything granted from now on is recorded in it, so a failure or a later
-    /// deactivation takes it all back. Before `init`, the job builds the services the module registered `eager`;
-    /// after it and before `activate(_:)`, it resolves the module's own `@Injected` properties: a factory that throws
-    /// there fails this module, with the service named. Every other service is built when it is first resolved.
+    /// deactivation takes it all back. Before `init`, the job builds the services the module registered `eager`: a
+    /// factory that throws there fails this module, with the service named. Every other service is built when it is
+    /// first resolved.
     func startActivation(_ index: Int) -> ModuleJob? {
         guard case .authorized = records[index].lifecycle else { return nil }
         // A loop, not `allSatisfy`: the closure checked the actor's executor once per dependency.
@@ -148,7 +148,6 @@ extension Kernel {
                 return try await context.services.call {
                     for box in eager { try Self.prebuild(box, table) }
                     let module = make()
-                    try prepareInjectedProperties(of: module)
                     try await module.activate(context)
                     return JobResult(module: module, context: context)
                 }

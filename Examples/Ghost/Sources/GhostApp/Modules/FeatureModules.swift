@@ -127,7 +127,7 @@ struct DashboardModule: Module {
             .module("com.ghost.weather", from: "1.0.0"), .module("com.ghost.sports", from: "1.0.0", optional: true),
             .module("com.ghost.art", optional: true),
         ])
-    @Injected(.weatherData) var weather
+    @Injected(.weatherData) var forecasts
 
     static func register(in module: inout ModuleRegistrar) {
         module.reads(.favouriteCity)
@@ -141,8 +141,8 @@ struct DashboardModule: Module {
 
     func activate(_ context: ActivationContext) async throws {
         let city = context.state[.favouriteCity]
-        context.logger.debug(
-            "dashboard ready", metadata: ["city": "\(city)", "known": "\(weather.weather(in: city) != nil)"])
+        let known = try forecasts().weather(in: city) != nil
+        context.logger.debug("dashboard ready", metadata: ["city": "\(city)", "known": "\(known)"])
     }
 }
 
