@@ -143,6 +143,9 @@ final class PostgresConnections: Sendable {
         } catch let error as PostgresConflict {
             recordAnswer()
             throw error
+        } catch let error as PostgresStale {
+            recordAnswer()
+            throw error
         } catch {
             let answered = Self.answered(error, by: url)
             recordFailure(answered)

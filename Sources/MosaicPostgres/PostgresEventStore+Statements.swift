@@ -7,6 +7,29 @@ internal import PostgresNIO
 // plan them once, instead of at every call (planning them took a fifth of their time on the server, unprepared).
 
 extension PostgresEventStore {
+    /// Completes one delivery in a handler's transaction, only while `claim` still holds it: no row answered means the
+    /// attempt is stale, and the transaction rolls back.
+    struct CompleteHeld: PostgresPreparedStatement {
+        static let name = "mosaic_complete_held"
+        static let sql = """
+            UPDATE mosaic_delivery
+            SET state = 'done', completed_at = now(), claimed_until = NULL, claim = NULL, last_error = NULL
+            WHERE id = $1::bigint AND claim = $2::uuid AND state = 'pending'
+            RETURNING id
+            """
+
+        let completion: DeliveryCompletion
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(completion.delivery)
+            bindings.append(completion.claim)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+    }
+
     /// Stores events with a pending delivery for each handler of each one's type, in one statement (so all of
     /// them, or none); the deliveries are numbered in the events' order.
     struct Append: PostgresPreparedStatement {
@@ -75,13 +98,14 @@ extension PostgresEventStore {
         func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
     }
 
-    /// Records `deliveries` done, those still held by `claim`.
+    /// Records `deliveries` done, those still held by `claim`; answers a row for each.
     struct Complete: PostgresPreparedStatement {
         static let name = "mosaic_complete"
         static let sql = """
             UPDATE mosaic_delivery
             SET state = 'done', completed_at = now(), claimed_until = NULL, claim = NULL, last_error = NULL
-            WHERE id = ANY($1::bigint[]) AND claim = $2::uuid
+            WHERE id = ANY($1::bigint[]) AND claim = $2::uuid AND state = 'pending'
+            RETURNING id
             """
 
         let deliveries: [Int64]

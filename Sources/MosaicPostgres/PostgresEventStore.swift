@@ -44,8 +44,8 @@ struct PostgresEventStore: DurableEventStore {
         }.sorted { ($0.1, $0.0.id) < ($1.1, $1.0.id) }.map(\.0)
     }
 
-    func complete(_ deliveries: [Int64], claim: UUID) async throws {
-        _ = try await connections.run(Complete(deliveries: deliveries, claim: claim))
+    func complete(_ deliveries: [Int64], claim: UUID) async throws -> Int {
+        try await connections.run(Complete(deliveries: deliveries, claim: claim)).count
     }
 
     func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) async throws {

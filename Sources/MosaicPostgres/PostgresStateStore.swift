@@ -24,6 +24,7 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     }
 
     var description: String { "\(connections.url)" }
+    var servesSeveralInstances: Bool { true }
 
     func load(_ id: String) async throws -> SavedState? {
         try await loadRevision(id)?.saved
@@ -69,10 +70,20 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         }
     }
 
-    func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit {
+    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
+        -> SharedCommit
+    {
         do {
             return .committed(
                 try await connections.transaction { [connections] connection in
+                    // The delivery first: its row is locked from here on, so no claim takes it over meanwhile
+                    // (claims skip locked rows), and a stale attempt stops before any other work.
+                    if let completing {
+                        let held = try await connections.deadlined(
+                            PostgresEventStore.CompleteHeld(completion: completing), on: connection
+                        ).get()
+                        if held.isEmpty { throw PostgresStale() }
+                    }
                     let revisions =
                         rows.isEmpty
                         ? [:]
@@ -87,6 +98,8 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         } catch let conflict as PostgresConflict {
             let current = try await loadRevision(conflict.id)
             return .conflict(id: conflict.id, current: current?.saved, revision: current?.revision)
+        } catch is PostgresStale {
+            return .stale
         }
     }
 
@@ -123,3 +136,6 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
 struct PostgresConflict: Error {
     let id: String
 }
+
+/// The delivery a transaction completes is no longer held by its claim: the transaction rolls back.
+struct PostgresStale: Error {}

@@ -8,6 +8,7 @@ import Testing
 /// Shared storage in memory, whose watch tells nobody: what an instance sees before another instance's change has
 /// reached it. `change` writes a row as another instance would.
 final class SilentSharedStore: SharedStatePersister {
+    var servesSeveralInstances: Bool { true }
     private let rows = Locked<[String: (saved: SavedState, revision: Int64)]>([:])
     private let revisions = Atomic<Int64>(0)
 
@@ -45,7 +46,7 @@ final class SilentSharedStore: SharedStatePersister {
     /// The events transactions stored, in order.
     let events = Locked<[OutboxEvent]>([])
 
-    func commit(_ rows: [SharedRow], events: [OutboxEvent]) throws -> SharedCommit {
+    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) throws -> SharedCommit {
         self.rows.withLock { stored in
             if let stale = rows.first(where: { stored[$0.id]?.revision != $0.revision }) {
                 return .conflict(id: stale.id, current: stored[stale.id]?.saved, revision: stored[stale.id]?.revision)
@@ -78,7 +79,7 @@ struct SharedStorageTests {
 
     @Test func aWriteEqualToAStaleValueStillReplacesWhatAnotherInstanceSaved() async throws {
         let store = SilentSharedStore()
-        let hub = StateHub(directory: nil, shared: store)
+        let hub = StateHub(shared: store)
         try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         // Another instance saves Tokyo; its notification has not arrived here, so this instance still reads Oslo.
         store.change("test.city", to: "\"Tokyo\"")
@@ -91,7 +92,7 @@ struct SharedStorageTests {
 
     @Test func aWriteRunsItsChangeAgainOnTheValueAnotherInstanceSaved() async throws {
         let store = SilentSharedStore()
-        let hub = StateHub(directory: nil, shared: store)
+        let hub = StateHub(shared: store)
         let count = StateKey("test.count", initial: 0, persistence: .database)
         try await hub.apply(count, as: StateHub.host) { $0 += 1 }
         store.change("test.count", to: "41")
@@ -102,7 +103,7 @@ struct SharedStorageTests {
 
     @Test func aResynchronizationTakesARowDeletedMeanwhileAsGone() async throws {
         let store = SilentSharedStore()
-        let hub = StateHub(directory: nil, shared: store)
+        let hub = StateHub(shared: store)
         let untouched = StateKey("test.untouched", initial: "initial", persistence: .database)
         try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         #expect(hub.read(untouched) == "initial")
@@ -119,7 +120,7 @@ struct SharedStorageTests {
 
     @Test func aResynchronizationKeepsAnOwnWriteThatLandedWhileItReadTheRowAsGone() async throws {
         let store = SilentSharedStore()
-        let hub = StateHub(directory: nil, shared: store)
+        let hub = StateHub(shared: store)
         try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         store.remove("test.city")
         // The resynchronization's read finds no row; before its answer arrives, a write of this instance lands.
@@ -142,7 +143,7 @@ struct SharedStorageTests {
         let clock = KernelClock(ContinuousClock())
         let outbox = DurableOutbox(
             store: MemoryDurableStore(clock: clock), options: DurableEventOptions(), clock: clock, telemetry: telemetry)
-        return StateHub(directory: nil, shared: store, events: EventHub(telemetry: telemetry, outbox: outbox))
+        return StateHub(shared: store, events: EventHub(telemetry: telemetry, outbox: outbox))
     }
 
     @Test func aTransactionCommitsItsWritesAndEventsTogetherAndRunsAgainOnAConflict() async throws {
@@ -177,7 +178,7 @@ struct SharedStorageTests {
     }
 
     @Test func withoutSharedStorageATransactionWhoseSecondChangeThrowsStoresNothing() async throws {
-        let hub = StateHub(directory: nil)
+        let hub = StateHub()
         let visits = StateKey("test.visits", initial: 0)
         var transaction = StateTransaction()
         transaction.set(Self.city, to: "Lima")

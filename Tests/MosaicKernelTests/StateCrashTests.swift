@@ -4,8 +4,7 @@ import MosaicKernel
 import Testing
 
 extension StateKey where Value == String {
-    static var crashTest: Self { StateKey("com.test.crash", initial: "", persistence: .jsonFile) }
-    static var crashTestDatabase: Self { StateKey("com.test.crash", initial: "", persistence: .database) }
+    static var crashTest: Self { StateKey("com.test.crash", initial: "", persistence: .database) }
 }
 
 /// The `state-writer` executable built beside the tests.
@@ -20,15 +19,13 @@ func stateWriter() throws -> URL {
 }
 
 @Suite(.timeLimit(.minutes(1))) struct StateCrashTests {
-    @Test(
-        "a process killed while writing a persisted key leaves the old or the new value, never a torn one",
-        arguments: ["file", "database"])
-    func killedDuringWrites(store: String) async throws {
+    @Test("a process killed while writing a persisted key leaves the old or the new value, never a torn one")
+    func killedDuringWrites() async throws {
         let directory = try temporaryDirectory()
         for _ in 0..<3 {
             let process = Process()
             process.executableURL = try stateWriter()
-            process.arguments = [directory, store]
+            process.arguments = [directory]
             let output = Pipe()
             process.standardOutput = output
             try process.run()
@@ -48,28 +45,29 @@ func stateWriter() throws -> URL {
 
             let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
             try await kernel.boot()
-            let key: StateKey<String> = store == "file" ? .crashTest : .crashTestDatabase
-            await kernel.sharedState.load(key)
-            let value = kernel.sharedState[key]
+            await kernel.sharedState.load(.crashTest)
+            let value = kernel.sharedState[.crashTest]
             #expect(await kernel.diagnostics.isEmpty, "the saved file must always be readable")
             #expect(value.utf8.count == 2_000_000 && Set(value.utf8).count == 1, "one whole round, not a torn one")
+            await kernel.shutdown()
         }
     }
 
-    @Test("each write replaces the file rather than rewriting it in place, so no reader ever sees half a write")
-    func replacedNotRewritten() async throws {
+    @Test("a key an earlier release kept in a JSON file is read into the state database once, and the file kept aside")
+    func legacyFileImported() async throws {
         let directory = try temporaryDirectory()
-        let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
-        try await kernel.boot()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/com.test.crash.json"
-        func inode() throws -> Int? {
-            try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int
+        try Data("\"from a file\"".utf8).write(to: URL(fileURLWithPath: file))
+        for _ in 0..<2 {
+            let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
+            try await kernel.boot()
+            await kernel.sharedState.load(.crashTest)
+            #expect(kernel.sharedState[.crashTest] == "from a file")
+            #expect(await kernel.diagnostics.isEmpty)
+            await kernel.shutdown()
         }
-        try await kernel.sharedState.set(.crashTest, to: "first")
-        let first = try inode()
-        try await kernel.sharedState.set(.crashTest, to: "second")
-        let second = try inode()
-        #expect(first != nil && first != second)
-        await kernel.shutdown()
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(FileManager.default.fileExists(atPath: file + ".imported"))
     }
 }

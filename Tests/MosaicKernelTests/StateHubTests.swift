@@ -44,8 +44,8 @@ final class HeldPersister: StatePersister {
     @Test("a write's disk I/O does not block readers and writers of other keys, nor readers of its own key")
     func ioOutsideTheReadLock() async throws {
         let persister = HeldPersister()
-        let hub = StateHub(directory: nil, persister: persister)
-        let saved = StateKey("com.app.saved", initial: 0, persistence: .jsonFile)
+        let hub = StateHub(persister: persister)
+        let saved = StateKey("com.app.saved", initial: 0, persistence: .database)
         let writing = Task.detached { try await hub.write(saved, as: StateHub.host) { $0 = 1 } }
         for await id in persister.started.stream where id == "com.app.saved" { break }
         // The save is under way and held: none of these may wait for it.
@@ -72,14 +72,18 @@ final class HeldPersister: StatePersister {
     func savesMadeTogether() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let database = StateDatabase(directory: directory)
+        let database = EmbeddedStorage(directory: directory, clock: KernelClock(ContinuousClock()))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for key in 0..<64 {
-                group.addTask { try await database.save(Data("\(key)".utf8), version: 1 + key % 3, for: "key\(key)") }
+                group.addTask {
+                    let saved = try await database.save(
+                        Data("\(key)".utf8), version: 1 + key % 3, for: "key\(key)", replacing: nil)
+                    guard case .saved = saved else { throw StateError(.contended, "key\(key): \(saved)") }
+                }
             }
             try await group.waitForAll()
         }
-        let reopened = StateDatabase(directory: directory)
+        let reopened = EmbeddedStorage(directory: directory, clock: KernelClock(ContinuousClock()))
         for key in 0..<64 {
             #expect(try await reopened.load("key\(key)") == SavedState(data: Data("\(key)".utf8), version: 1 + key % 3))
         }
@@ -93,14 +97,14 @@ final class HeldPersister: StatePersister {
         // the lock go: no time passes in the test, and the write cannot finish while the lock is held.
         let (busy, announce) = AsyncStream.makeStream(of: Void.self)
         let lockReleased = DispatchSemaphore(value: 0)
-        let database = StateDatabase(
+        let database = EmbeddedStorage(
             directory: directory,
             busyMode: .callback { _ in
                 announce.yield()
                 lockReleased.wait()
                 return true
-            })
-        let impatient = StateDatabase(directory: directory, busyTimeout: .zero)
+            }, clock: KernelClock(ContinuousClock()))
+        let impatient = EmbeddedStorage(directory: directory, busyTimeout: .zero, clock: KernelClock(ContinuousClock()))
         // Opened (the tables made) before the lock is taken: only the saves below meet it.
         try await database.open()
         try await impatient.open()

@@ -16,22 +16,34 @@ struct CityV2: Codable, Sendable, Equatable {
     var name: String
 }
 
-/// A state directory with one kind of store, and how to put saved data in it the way older code did.
+/// A state directory as an earlier release left it: a JSON file per key (read into the state database on first load),
+/// or the state database, and how to put saved data in it the way older code did.
 struct MigrationStore: CustomTestStringConvertible, Sendable {
-    let persistence: StatePersistence
-    var testDescription: String { persistence == .jsonFile ? "file" : "SQLite" }
+    let legacyFile: Bool
+    var testDescription: String { legacyFile ? "file" : "SQLite" }
 
-    static let all = [MigrationStore(persistence: .jsonFile), MigrationStore(persistence: .database)]
+    static let all = [MigrationStore(legacyFile: true), MigrationStore(legacyFile: false)]
 
-    func persister(in directory: String) throws -> any StatePersister {
-        persistence == .jsonFile ? StateFiles(directory: directory) : StateDatabase(directory: directory)
+    /// The storage a kernel on `directory` uses.
+    func storage(in directory: String) -> EmbeddedStorage {
+        EmbeddedStorage(directory: directory, clock: KernelClock(ContinuousClock()))
+    }
+
+    /// `data` saved at `version` as an earlier release did.
+    func saveOld(_ data: Data, version: Int, for id: String, in directory: String) async throws {
+        if legacyFile {
+            let files = LegacyStateFiles(directory: directory)
+            try (version == 1 ? data : StateEnvelope.seal(data, version: version)).write(to: files.url(for: id))
+            return
+        }
+        try await storage(in: directory).save(data, version: version, for: id)
     }
 
     /// `json` saved as code from before versions saved it: a plain file, or a row of a database without a
     /// `version` column.
     func saveUnversioned(_ json: String, for id: String, in directory: String) async throws {
-        if persistence == .jsonFile {
-            try Data(json.utf8).write(to: StateFiles(directory: directory).url(for: id))
+        if legacyFile {
+            try Data(json.utf8).write(to: LegacyStateFiles(directory: directory).url(for: id))
             return
         }
         try await offThePool {
@@ -58,14 +70,7 @@ struct MigrationStore: CustomTestStringConvertible, Sendable {
 
     /// The saved data that was parked aside for `id`, with its version.
     func parked(_ id: String, in directory: String) async throws -> SavedState? {
-        if persistence == .jsonFile {
-            let name = StateFiles.fileName(for: id) + ".unreadable-"
-            let kept = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(name) }
-            guard kept.count == 1 else { return nil }
-            let data = try Data(contentsOf: URL(fileURLWithPath: directory).appendingPathComponent(kept[0]))
-            return StateEnvelope.open(data) ?? SavedState(data: data, version: 1)
-        }
-        return try await offThePool {
+        try await offThePool {
             try Self.database(in: directory).read { db in
                 try Row.fetchOne(
                     db, sql: "SELECT value, version FROM mosaic_state_unreadable WHERE id = ?", arguments: [id]
@@ -113,10 +118,10 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
-        let (value, problems) = try await readThroughKernel(.migratedCity(store.persistence), in: directory)
+        let (value, problems) = try await readThroughKernel(.migratedCity(.database), in: directory)
         #expect(value == City(name: "Oslo", country: "unknown"))
         #expect(problems.isEmpty, "\(problems)")
-        let saved = try await #require(try store.persister(in: directory).load("com.app.favourite-city"))
+        let saved = try await #require(try store.storage(in: directory).load("com.app.favourite-city"))
         #expect(saved.version == 3)
         #expect(try JSONDecoder().decode(City.self, from: saved.data) == City(name: "Oslo", country: "unknown"))
     }
@@ -127,7 +132,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let stepsRun = Locked<[Int]>([])
         let key = StateKey.favouriteCity(
-            store.persistence,
+            .database,
             migrations: [
                 .from(1, as: String.self) { name in
                     stepsRun.withLock { $0.append(1) }
@@ -138,7 +143,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
                     return City(name: old.name, country: "unknown")
                 },
             ])
-        try await store.persister(in: directory).save(Data(#"{"name":"Lima"}"#.utf8), version: 2, for: key.id)
+        try await store.saveOld(Data(#"{"name":"Lima"}"#.utf8), version: 2, for: key.id, in: directory)
         let (value, problems) = try await readThroughKernel(key, in: directory)
         #expect(value == City(name: "Lima", country: "unknown"))
         #expect(problems.isEmpty, "\(problems)")
@@ -150,18 +155,18 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
-        _ = try await readThroughKernel(.migratedCity(store.persistence), in: directory)
+        _ = try await readThroughKernel(.migratedCity(.database), in: directory)
         // The same key with no steps at all: it reads the value only if the migration was saved.
         let (value, problems) = try await readThroughKernel(
-            .favouriteCity(store.persistence, migrations: []), in: directory)
+            .favouriteCity(.database, migrations: []), in: directory)
         #expect(value == City(name: "Oslo", country: "unknown"))
         #expect(problems.isEmpty, "\(problems)")
         // And a write after the migration keeps the key's version.
         let kernel = makeKernel([], options: KernelOptions(stateDirectory: directory))
         try await kernel.boot()
-        try await kernel.sharedState.update(.migratedCity(store.persistence)) { $0.country = "NO" }
+        try await kernel.sharedState.update(.migratedCity(.database)) { $0.country = "NO" }
         await kernel.shutdown()
-        let saved = try await #require(try store.persister(in: directory).load("com.app.favourite-city"))
+        let saved = try await #require(try store.storage(in: directory).load("com.app.favourite-city"))
         #expect(saved == SavedState(data: Data(#"{"country":"NO","name":"Oslo"}"#.utf8), version: 3))
     }
 
@@ -174,7 +179,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await store.saveUnversioned("\"Atlantis\"", for: "com.app.favourite-city", in: directory)
         let key = StateKey.favouriteCity(
-            store.persistence,
+            .database,
             migrations: [
                 .from(1, as: String.self) { name -> CityV2 in
                     guard name != "Atlantis" else { throw NoSuchCity() }
@@ -201,8 +206,8 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let future = Data(#"{"name":"Oslo","population":709000}"#.utf8)
-        try await store.persister(in: directory).save(future, version: 4, for: "com.app.favourite-city")
-        let (value, problems) = try await readThroughKernel(.migratedCity(store.persistence), in: directory)
+        try await store.saveOld(future, version: 4, for: "com.app.favourite-city", in: directory)
+        let (value, problems) = try await readThroughKernel(.migratedCity(.database), in: directory)
         #expect(value == City(name: "Chicago", country: "US"))
         let problem = try #require(problems.first)
         #expect(problem.message.contains("com.app.favourite-city (version 4)"), "\(problem.message)")
@@ -219,7 +224,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await store.saveUnversioned("\"Oslo\"", for: "com.app.favourite-city", in: directory)
         let key = StateKey.favouriteCity(
-            store.persistence, migrations: [.from(2, as: CityV2.self) { City(name: $0.name, country: "") }])
+            .database, migrations: [.from(2, as: CityV2.self) { City(name: $0.name, country: "") }])
         let (value, problems) = try await readThroughKernel(key, in: directory)
         #expect(value == key.initial)
         let problem = try #require(problems.first)
@@ -232,9 +237,9 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
     func wrongStepResultParks(store: MigrationStore) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await store.persister(in: directory).save(Data(#"{"name":"Lima"}"#.utf8), version: 2, for: "com.app.city")
+        try await store.saveOld(Data(#"{"name":"Lima"}"#.utf8), version: 2, for: "com.app.city", in: directory)
         let key = StateKey(
-            "com.app.city", initial: City(name: "Chicago", country: "US"), persistence: store.persistence,
+            "com.app.city", initial: City(name: "Chicago", country: "US"), persistence: .database,
             version: 3, migrations: [.from(2, as: CityV2.self) { $0 }])  // forgot to add the country
         let (value, problems) = try await readThroughKernel(key, in: directory)
         #expect(value == key.initial)
@@ -248,11 +253,11 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
     func databaseSchemaMigration() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = MigrationStore(persistence: .database)
+        let store = MigrationStore(legacyFile: false)
         try await store.saveUnversioned("\"Bulls\"", for: "com.app.team", in: directory)
         // Opened twice: the second open finds the column and leaves the schema alone.
-        try await StateDatabase(directory: directory).open()
-        let database = StateDatabase(directory: directory)
+        try await store.storage(in: directory).open()
+        let database = store.storage(in: directory)
         try await database.open()
         let loaded = try await database.load("com.app.team")
         #expect(loaded == SavedState(data: Data("\"Bulls\"".utf8), version: 1))
@@ -264,19 +269,12 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         #expect(columns.allSatisfy { $0.filter { $0 == "version" }.count == 1 }, "\(columns)")
     }
 
-    @Test("a file at version 1 stays plain JSON; later versions are wrapped in an envelope read back byte for byte")
+    @Test("an earlier release's file at version 1 is plain JSON; later versions are in an envelope read byte for byte")
     func fileFormat() async throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let files = StateFiles(directory: directory)
-        try await files.save(Data("[1,2]".utf8), version: 1, for: "com.app.one")
-        #expect(try Data(contentsOf: files.url(for: "com.app.one")) == Data("[1,2]".utf8))
         let value = Data(#"{"b":1.5e300,"a":[]}"#.utf8)
-        try await files.save(value, version: 7, for: "com.app.seven")
-        #expect(
-            try String(contentsOf: files.url(for: "com.app.seven"), encoding: .utf8)
-                == #"{"mosaic-state-version":7,"value":{"b":1.5e300,"a":[]}}"#)
-        await #expect(try files.load("com.app.seven") == SavedState(data: value, version: 7))
+        let sealed = StateEnvelope.seal(value, version: 7)
+        #expect(String(decoding: sealed, as: UTF8.self) == #"{"mosaic-state-version":7,"value":{"b":1.5e300,"a":[]}}"#)
+        #expect(StateEnvelope.open(sealed) == SavedState(data: value, version: 7))
         // Edited by hand with whitespace, still an envelope; anything else is a plain version-1 value.
         let edited = Data("{\n  \"mosaic-state-version\" : 2,\n  \"value\" : \"Oslo\"\n}\n".utf8)
         #expect(StateEnvelope.open(edited) == SavedState(data: Data("\"Oslo\"".utf8), version: 2))
@@ -290,7 +288,7 @@ func readThroughKernel<Value>(_ key: StateKey<Value>, in directory: String) asyn
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let key = StateKey(
-            "com.app.misdeclared", initial: 0, persistence: .jsonFile, version: 2,
+            "com.app.misdeclared", initial: 0, persistence: .database, version: 2,
             migrations: [.from(1, as: Int.self) { $0 }, .from(2, as: Int.self) { $0 }])
         let (_, problems) = try await readThroughKernel(key, in: directory)
         #expect(problems.map(\.severity) == [.warning])

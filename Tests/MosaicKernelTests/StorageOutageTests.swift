@@ -9,6 +9,7 @@ import Testing
 
 /// Shared storage whose saves never answer until the test lets them go (loads answer at once: nothing is saved).
 final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
+    var servesSeveralInstances: Bool { true }
     /// How many saves have started.
     let started = Locked(0)
     private let gate = Gate()
@@ -21,7 +22,9 @@ final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
     func save(_ data: Data, version: Int, for id: String) async throws {}
     func park(_ id: String, reason: String) async throws -> String { "nowhere" }
     func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch { SharedWatch {} }
-    func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit {
+    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
+        -> SharedCommit
+    {
         for row in rows { _ = try await save(row.data, version: row.version, for: row.id, replacing: row.revision) }
         return .committed([:])
     }

@@ -1,5 +1,6 @@
-// A child process for the crash tests (`state-writer failing-services` runs the failure-isolation check instead): writes a large state key over and over in the state directory named by its
-// first argument (in a file or the database, as the second says), printing each round's number just before its write, until it is killed.
+// A child process for the crash tests (`state-writer failing-services` runs the failure-isolation check instead):
+// writes a large state key over and over in the state directory named by its argument, printing each round's number
+// just before its write, until it is killed.
 import Foundation
 import Logging
 import Mosaic
@@ -9,15 +10,13 @@ if CommandLine.arguments.dropFirst().first == "failing-services" {
     await runFailingServices()
     exit(0)
 }
-guard CommandLine.arguments.count == 3,
-    let persistence = ["file": StatePersistence.jsonFile, "database": .database][CommandLine.arguments[2]]
-else {
-    FileHandle.standardError.write(Data("usage: state-writer STATE-DIRECTORY file|database\n".utf8))
+guard CommandLine.arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: state-writer STATE-DIRECTORY\n".utf8))
     exit(64)
 }
 /// 2 MB of one digit per round: big enough that a kill may land inside the write, and a torn write shows as a
 /// short or mixed string, or as data that does not decode.
-let key = StateKey("com.test.crash", initial: "", persistence: persistence)
+let key = StateKey("com.test.crash", initial: "", persistence: .database)
 var quiet = Logger(label: "state-writer")
 quiet.logLevel = .critical
 let kernel = Kernel(

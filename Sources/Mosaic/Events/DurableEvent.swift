@@ -20,9 +20,16 @@ public import Foundation
 ///
 /// A handler that throws (or outlives its time limit) gets the event again later, after a backoff that doubles
 /// with each attempt; after the last attempt the delivery is parked, where the host lists it and can resubmit it.
-/// Since a crash between a handler's effect and its completion being recorded repeats the delivery, handlers make
-/// their effect idempotent with ``DurableEnvelope/id``. Subscribers of the type through
-/// ``Events/subscribe(to:buffer:)`` still get it in memory, as any event.
+/// Subscribers of the type through ``Events/subscribe(to:buffer:)`` still get it in memory, as any event.
+///
+/// What holds, per kind of handler:
+/// - **A handler that takes a transaction** (`{ envelope, transaction in … }`): exactly once for its effects in
+///   Mosaic's state. Its state writes and durable publishes commit in one database transaction with the delivery's
+///   completion, and only while this attempt's claim still holds the delivery; otherwise all of it rolls back. The
+///   handler's body may run more than once (after a crash, a time-out or a conflict); what it records commits once.
+/// - **A handler that does not** (`{ envelope in … }`): at least once. A crash between its effect and the record of
+///   its completion repeats the delivery, so an effect outside Mosaic (an email, a payment) is made idempotent with
+///   ``DurableEnvelope/id``, the same for every attempt.
 public protocol DurableEvent: Codable, Sendable {
     /// The type's name in the outbox: unique in the app, and kept when the Swift type is renamed, since instances
     /// of different releases share the outbox.
@@ -91,12 +98,44 @@ extension Events {
         _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
     ) async throws(EventError) {
         guard let bus else { throw Self.notRunning(module) }
+        try Self.checkHandlerName(name, of: Event.self, in: module)
+        try await bus.handle(type, subscriber: module, name: name, handler)
+    }
+
+    /// Hands every `type` event to `handler` as ``handle(_:as:_:)-(_,_,(DurableEnvelope<Event>)->Void)`` does, with
+    /// a transaction: what `handler` records in it (state writes, durable publishes) commits together with the
+    /// delivery's completion, exactly once.
+    ///
+    /// ```swift
+    /// try await context.events.handle(FeatureOpened.self, as: "count-opens") { envelope, transaction in
+    ///     transaction.update(.usage) { $0[envelope.event.feature, default: 0] += 1 }
+    /// }
+    /// ```
+    /// The commit is fenced by the attempt: it completes the delivery only while this attempt's claim still holds
+    /// it. An attempt whose lease ran out (another claim took the delivery over) rolls back, is reported stale and is
+    /// not retried here; the holder of the new claim handles the event. As in ``SharedState/transaction(_:)``, the
+    /// recorded changes run on the current values when the transaction commits, and again should another writer
+    /// change a key first, so keep them free of side effects; the body itself may run again after a crash.
+    ///
+    /// - Throws: ``EventError``, as the handler without a transaction.
+    public func handle<Event: DurableEvent>(
+        _ type: Event.Type, as name: String,
+        _ handler: @escaping @Sendable (DurableEnvelope<Event>, inout StateTransaction) async throws -> Void
+    ) async throws(EventError) {
+        guard let bus else { throw Self.notRunning(module) }
+        try Self.checkHandlerName(name, of: Event.self, in: module)
+        try await bus.handle(type, subscriber: module, name: name, transactional: handler)
+    }
+
+    /// Refuses a handler name that is empty or has a "/", which separates it from the module's id in the outbox.
+    static func checkHandlerName<Event: DurableEvent>(
+        _ name: String, of type: Event.Type, in module: ModuleID
+    ) throws(EventError) {
         guard !name.isEmpty, !name.contains("/") else {
             throw EventError(
                 .invalid,
                 "\(module)'s handler of \(Event.durableName) needs a name without \"/\" (e.g. \"send-receipt\"), "
                     + "not \(name.quotedForMessage()).")
         }
-        try await bus.handle(type, subscriber: module, name: name, handler)
     }
 }

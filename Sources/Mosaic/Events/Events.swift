@@ -66,6 +66,12 @@ package protocol EventBus: Sendable {
         _ type: Event.Type, subscriber: ModuleID, name: String,
         _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
     ) async throws(EventError)
+    /// Runs `handler` as ``handle(_:subscriber:name:_:)`` does, then commits what it recorded in the transaction
+    /// together with the delivery's completion, fenced by the attempt's claim.
+    func handle<Event: DurableEvent>(
+        _ type: Event.Type, subscriber: ModuleID, name: String,
+        transactional handler: @escaping @Sendable (DurableEnvelope<Event>, inout StateTransaction) async throws -> Void
+    ) async throws(EventError)
     /// Starts tracing `subscriber`'s processing of `envelope`, or `nil` when nothing traces it.
     func startProcessing<Event: Sendable>(
         _ envelope: EventEnvelope<Event>, subscriber: ModuleID

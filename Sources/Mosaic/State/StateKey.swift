@@ -45,10 +45,15 @@ public struct StateKey<Value: Codable & Sendable & Equatable>: Sendable {
 public enum StatePersistence: Sendable, Hashable {
     /// In memory: gone when the process ends.
     case memory
-    /// A JSON file in the kernel's state directory, replaced atomically on each write, so a crash leaves the old
-    /// value or the new one, never a mix.
+    /// Kept as ``database`` is. Releases before the embedded outbox kept such a key in a JSON file of its own; that
+    /// file is read into the state database the first time the key loads, then renamed `<file>.imported`.
+    @available(
+        *, deprecated, renamed: "database",
+        message: "kept in the state database: a file cannot commit with other keys and events"
+    )
     case jsonFile
-    /// A row of an SQLite database in the kernel's state directory, written in a transaction.
+    /// Persisted: a row of the state database in the kernel's state directory (SQLite), or of shared storage
+    /// (PostgreSQL). A write is committed before it returns, with every other key and event of its transaction.
     case database
 }
 

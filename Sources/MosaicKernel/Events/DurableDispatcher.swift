@@ -3,6 +3,14 @@ internal import Logging
 internal import Mosaic
 internal import Synchronization
 
+/// What a handler's run of one delivery did, when it succeeded.
+enum DeliveryOutcome: Sendable {
+    /// The handler is done: the dispatcher records the delivery done, with the rest of its batch.
+    case handled
+    /// The handler's transaction completed the delivery itself, with its effects.
+    case completed
+}
+
 /// One handler's deliveries on this instance: claims them in batches when woken (a new event, or the periodic look
 /// for retries that fell due and claims that lapsed), runs the handler on each within its time limit, and records
 /// the outcome: done, retried after a backoff, or parked after the last attempt.
@@ -11,13 +19,13 @@ struct DurableDispatcher: Sendable {
     let subscriber: String
     let logger: Logger
     /// Decodes the delivery and runs the module's handler on it.
-    let deliver: @Sendable (DurableDelivery) async throws -> Void
+    let deliver: @Sendable (DurableDelivery) async throws -> DeliveryOutcome
     /// Ends a handler call that outlives its time limit.
     private let watch = HandlerWatch()
 
     init(
         outbox: DurableOutbox, subscriber: String, logger: Logger,
-        deliver: @escaping @Sendable (DurableDelivery) async throws -> Void
+        deliver: @escaping @Sendable (DurableDelivery) async throws -> DeliveryOutcome
     ) {
         self.outbox = outbox
         self.subscriber = subscriber
@@ -105,8 +113,16 @@ struct DurableDispatcher: Sendable {
     private func complete(_ done: [Int64], claim: UUID) async {
         guard !done.isEmpty else { return }
         do {
-            try await store.complete(done, claim: claim)
-            count("completed", by: done.count)
+            let completed = try await store.complete(done, claim: claim)
+            count("completed", by: completed)
+            if completed < done.count {
+                // Their leases ran out while the batch was handled, and other claims took them: handled twice.
+                let taken = done.count - completed
+                logger.warning(
+                    "\(taken) of \(subscriber)'s handled deliveries were taken over by another claim before they were recorded done; they are handled again there"
+                )
+                count("stale", by: taken)
+            }
         } catch {
             // The claims lapse and the deliveries are attempted again: at least once, never lost.
             logger.warning(
@@ -115,14 +131,22 @@ struct DurableDispatcher: Sendable {
         }
     }
 
-    /// Runs the handler on `delivery`; `true` when it succeeded (the caller records it done), else records the
-    /// failure: a retry after a backoff, or parked.
+    /// Runs the handler on `delivery`; `true` when it succeeded and the caller records it done, else records the
+    /// failure: a retry after a backoff, or parked. A delivery the handler's transaction completed, or whose attempt
+    /// turned out stale, needs no record.
     private func handle(_ delivery: DurableDelivery) async -> Bool {
         let outcome = await runWithinLimit { try await deliver(delivery) }
         do {
             switch outcome {
-            case .success:
+            case .success(.handled):
                 return true
+            case .success(.completed):
+                count("completed")
+            case .failure(let error as StaleDelivery):
+                logger.warning(
+                    "attempt \(delivery.attempt) of a delivery to \(subscriber) was stale: \(error)",
+                    metadata: ["event": "\(delivery.event)"])
+                count("stale")
             case .failure where Task.isCancelled:
                 // The module is deactivating: the attempt did not fail, it was cut short.
                 try await store.release([delivery.id], claim: delivery.claim)
@@ -164,7 +188,9 @@ struct DurableDispatcher: Sendable {
     /// out (a handler that ignores cancellation is left behind, not waited for). When the caller is cancelled (the
     /// module deactivates), the work is cancelled too and waited for, up to the same limit, so that it never runs
     /// beside the module's `deactivate()` nor beside another instance that takes the delivery over.
-    private func runWithinLimit(_ work: @escaping @Sendable () async throws -> Void) async -> Result<Void, any Error> {
+    private func runWithinLimit(
+        _ work: @escaping @Sendable () async throws -> DeliveryOutcome
+    ) async -> Result<DeliveryOutcome, any Error> {
         guard !Task.isCancelled else { return .failure(CancellationError()) }
         let deadline = clock.now() + options.handlerTimeLimit
         let run = HandlerRun()
@@ -173,8 +199,7 @@ struct DurableDispatcher: Sendable {
                 run.wait(continuation)
                 let handler = Task {
                     do {
-                        try await work()
-                        run.finish(.success(()))
+                        run.finish(.success(try await work()))
                     } catch {
                         run.finish(.failure(error))
                     }
@@ -193,14 +218,14 @@ struct DurableDispatcher: Sendable {
 /// One handler call: its task, and the continuation its first outcome (the handler's, or the time limit's) resumes.
 private final class HandlerRun: Sendable {
     private struct State {
-        var continuation: CheckedContinuation<Result<Void, any Error>, Never>?
+        var continuation: CheckedContinuation<Result<DeliveryOutcome, any Error>, Never>?
         var handler: Task<Void, Never>?
         var cancelled = false
     }
 
     private let state = Locked(State())
 
-    func wait(_ continuation: CheckedContinuation<Result<Void, any Error>, Never>) {
+    func wait(_ continuation: CheckedContinuation<Result<DeliveryOutcome, any Error>, Never>) {
         state.withLock { $0.continuation = continuation }
     }
 
@@ -228,7 +253,7 @@ private final class HandlerRun: Sendable {
         state.withLock { $0.handler }?.cancel()
     }
 
-    func finish(_ result: Result<Void, any Error>) {
+    func finish(_ result: Result<DeliveryOutcome, any Error>) {
         state.withLock { state in
             defer { state.continuation = nil }
             return state.continuation

@@ -97,8 +97,9 @@ package protocol DurableEventStore: Sendable {
     /// an attempt on each.
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery]
     /// The handler finished `deliveries`: they are done for good. Like the calls below, it changes only
-    /// deliveries still held by `claim`.
-    func complete(_ deliveries: [Int64], claim: UUID) async throws
+    /// deliveries still held by `claim`; returns how many it completed.
+    @discardableResult
+    func complete(_ deliveries: [Int64], claim: UUID) async throws -> Int
     /// The attempt failed with `error`: claimable again after `delay`.
     func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) async throws
     /// The last attempt failed with `error`: parked until resubmitted.

@@ -83,11 +83,12 @@ final class DurableOutbox: Sendable {
     }
 
     /// Registers `module`'s handler `name` and returns the work that hands it its deliveries until cancelled,
-    /// running `handler` through `call` (the module's services and calls).
+    /// running `handler` through `call` (the module's services and calls) with each event and the completion that
+    /// a transaction of the handler's may commit.
     func register<Event: DurableEvent>(
         _ type: Event.Type, module: ModuleID, name: String,
-        call: @escaping @Sendable (@Sendable () async throws -> Void) async throws -> Void,
-        handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
+        call: @escaping @Sendable (@Sendable () async throws -> DeliveryOutcome) async throws -> DeliveryOutcome,
+        handler: @escaping @Sendable (DurableEnvelope<Event>, DeliveryCompletion) async throws -> DeliveryOutcome
     ) async throws(EventError) -> (work: @Sendable () async -> Void, end: @Sendable () -> Void) {
         let subscriber = "\(module.rawValue)/\(name)"
         guard running.withLock({ $0.insert(subscriber).inserted }) else {
@@ -112,7 +113,11 @@ final class DurableOutbox: Sendable {
         let dispatcher = DurableDispatcher(
             outbox: self, subscriber: subscriber, logger: Logger(label: module.rawValue),
             deliver: { delivery in
-                try await call { try await handler(try Self.envelope(delivery, as: Event.self, with: decoder)) }
+                try await call {
+                    try await handler(
+                        try Self.envelope(delivery, as: Event.self, with: decoder),
+                        DeliveryCompletion(delivery: delivery.id, claim: delivery.claim))
+                }
             })
         return (dispatcher.run, { self.running.withLock { _ = $0.remove(subscriber) } })
     }

@@ -126,6 +126,14 @@ final class EventHub: EventBus, LedgerClosingObserver {
             .invalid, "Durable handlers belong to modules; the host cannot register \(name.quotedForMessage()).")
     }
 
+    func handle<Event: DurableEvent>(
+        _ type: Event.Type, subscriber: ModuleID, name: String,
+        transactional handler: @escaping @Sendable (DurableEnvelope<Event>, inout StateTransaction) async throws -> Void
+    ) async throws(EventError) {
+        throw EventError(
+            .invalid, "Durable handlers belong to modules; the host cannot register \(name.quotedForMessage()).")
+    }
+
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber module: ModuleID, buffer: Int
     ) -> Feed<EventEnvelope<Event>> {

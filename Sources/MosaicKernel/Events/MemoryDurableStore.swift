@@ -90,12 +90,15 @@ final class MemoryDurableStore: DurableEventStore {
         }
     }
 
-    func complete(_ deliveries: [Int64], claim: UUID) {
+    func complete(_ deliveries: [Int64], claim: UUID) -> Int {
         state.withLock { state in
+            var completed = 0
             for delivery in deliveries where state.deliveries[delivery]?.claim == claim {
                 guard let done = state.deliveries.removeValue(forKey: delivery) else { continue }
                 state.open[done.subscriber]?.removeAll { $0 == delivery }
+                completed += 1
             }
+            return completed
         }
     }
 

@@ -82,24 +82,42 @@ package struct OutboxEvent: Sendable {
     }
 }
 
+/// The delivery a durable handler's transaction completes: its row, and the claim that lent it to this instance.
+package struct DeliveryCompletion: Sendable, Equatable {
+    package let delivery: Int64
+    package let claim: UUID
+
+    package init(delivery: Int64, claim: UUID) {
+        self.delivery = delivery
+        self.claim = claim
+    }
+}
+
 /// What committing a transaction did.
 package enum SharedCommit: Sendable {
-    /// Every row was written (at these revisions) and every event stored.
+    /// Every row was written (at these revisions), every event stored and the delivery, if any, completed.
     case committed([String: Int64])
     /// Another writer changed `id` first; nothing was stored. The row is `current` at `revision` now.
     case conflict(id: String, current: SavedState?, revision: Int64?)
+    /// The delivery the transaction completes is no longer held by its claim (the lease ran out and another claim
+    /// took it, or it is done): nothing was stored.
+    case stale
 }
 
 /// Persisted state that several instances share: every row carries a revision, a save replaces only the revision
 /// its writer read, and every change reaches every instance's ``watch(_:)``.
 package protocol SharedStatePersister: StatePersister {
+    /// Whether instances of other releases may run on this storage at once (a rolling deploy): a row saved at a
+    /// version newer than a key knows is then one of theirs, live, and is left as it is rather than parked.
+    var servesSeveralInstances: Bool { get }
     /// `id`'s saved value and its revision, or `nil` when nothing is saved.
     func loadRevision(_ id: String) async throws -> (saved: SavedState, revision: Int64)?
     /// Saves `data` as `id`'s value only when its row is still at `revision` (`nil`: there is no row yet).
     func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave
-    /// Saves every row (each only when still at the revision its writer read) and stores every event, in one
-    /// transaction: all of it, or nothing.
-    func commit(_ rows: [SharedRow], events: [OutboxEvent]) async throws -> SharedCommit
+    /// Saves every row (each only when still at the revision its writer read), stores every event and completes
+    /// `completing` (only while its claim still holds it), in one transaction: all of it, or nothing.
+    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
+        -> SharedCommit
     /// Calls `onChange` for every change of a row from now on, until the returned watch is cancelled. It is
     /// called off the storage's own threads, and may be called for changes this instance made.
     func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch

@@ -42,8 +42,18 @@ struct ModuleStateStore: StateStore {
                 .inactive,
                 "\(writer) is not active, so it may no longer write shared state or publish; nothing was written.")
         }
+        try await commit(transaction, as: writer, completing: nil)
+    }
+
+    /// Commits `transaction` as `writer` and, with `completing`, a durable handler's delivery with it.
+    func commit(_ transaction: StateTransaction, as writer: ModuleID, completing: DeliveryCompletion?) async throws {
+        guard ledger.isOpen else {
+            throw StateError(
+                .inactive,
+                "\(writer) is not active, so it may no longer write shared state or publish; nothing was written.")
+        }
         for write in transaction.writes { try checkDeclared(write.id, by: writer) }
-        try await hub.commit(transaction, as: writer)
+        try await hub.commit(transaction, as: writer, completing: completing)
     }
 
     /// Refuses a write of key `id` the module did not declare: what it writes is part of its contract, checked
@@ -62,6 +72,8 @@ struct ModuleEventBus: EventBus {
     let hub: EventHub
     let ledger: ModuleLedger
     let services: Services
+    /// Where a durable handler's transaction commits, with the module's right to write.
+    let state: ModuleStateStore
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
         guard ledger.isOpen else { throw Self.inactive(sender, Event.self) }
@@ -96,6 +108,31 @@ struct ModuleEventBus: EventBus {
     func handle<Event: DurableEvent>(
         _ type: Event.Type, subscriber: ModuleID, name: String,
         _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
+    ) async throws(EventError) {
+        try await register(type, subscriber: subscriber, name: name) { envelope, _ in
+            try await handler(envelope)
+            return .handled
+        }
+    }
+
+    /// Registers the handler as the one without a transaction, then commits each delivery's transaction with its
+    /// completion.
+    func handle<Event: DurableEvent>(
+        _ type: Event.Type, subscriber: ModuleID, name: String,
+        transactional handler: @escaping @Sendable (DurableEnvelope<Event>, inout StateTransaction) async throws -> Void
+    ) async throws(EventError) {
+        let state = state
+        try await register(type, subscriber: subscriber, name: name) { envelope, completion in
+            var transaction = StateTransaction()
+            try await handler(envelope, &transaction)
+            try await state.commit(transaction, as: subscriber, completing: completion)
+            return .completed
+        }
+    }
+
+    private func register<Event: DurableEvent>(
+        _ type: Event.Type, subscriber: ModuleID, name: String,
+        _ handler: @escaping @Sendable (DurableEnvelope<Event>, DeliveryCompletion) async throws -> DeliveryOutcome
     ) async throws(EventError) {
         guard ledger.isOpen else {
             throw EventError(

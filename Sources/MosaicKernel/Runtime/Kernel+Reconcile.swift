@@ -134,12 +134,13 @@ extension Kernel {
             }
             eventHub.activate(id)
             if !ledger.isOpen { eventHub.deactivate(id) }
+            let state = ModuleStateStore(hub: stateHub, ledger: ledger, declaredWrites: declaredWrites)
             let context = ActivationContext(
                 id: id, version: version, shared: contextShared, services: services,
                 contributions: Contributions(ModuleContributionSource(store: weakContributionStore, ledger: ledger)),
-                events: Events(bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services), module: id),
-                state: SharedState(
-                    store: ModuleStateStore(hub: stateHub, ledger: ledger, declaredWrites: declaredWrites), module: id),
+                events: Events(
+                    bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services, state: state), module: id),
+                state: SharedState(store: state, module: id),
                 ledger: ledger,
                 configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger))
             )

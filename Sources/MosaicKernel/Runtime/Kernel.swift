@@ -158,10 +158,20 @@ public actor Kernel {
         self.serviceRuntime = ServiceRuntime(
             graph: graph, preview: options.preview, observer: ServiceTelemetry.observer(for: telemetry))
         let clock = self.clock
+        // Shared storage when the host has one; else the embedded database in the state directory; else memory.
+        let embedded =
+            options.sharedStorage == nil
+            ? options.stateDirectory.map {
+                EmbeddedStorage(directory: $0, busyTimeout: options.stateDatabaseBusyTimeout, clock: clock)
+            } : nil
+        let outbox: any DurableEventStore =
+            if let shared = options.sharedStorage { shared.events } else if let embedded { embedded } else {
+                MemoryDurableStore(clock: clock)
+            }
         let eventHub = EventHub(
             telemetry: telemetry,
             outbox: DurableOutbox(
-                store: options.sharedStorage?.events ?? MemoryDurableStore(clock: clock),
+                store: outbox,
                 options: options.durableEvents, clock: clock, telemetry: telemetry,
                 timeLimit: options.storageTimeLimit))
         eventHub.reservePublishers(graph.nodes.count + 1)
@@ -173,9 +183,8 @@ public actor Kernel {
         self.contributionStore = contributionStore
         self.weakContributionStore = WeakContributionStore(contributionStore)
         self.stateHub = StateHub(
-            directory: options.stateDirectory, busyTimeout: options.stateDatabaseBusyTimeout,
-            shared: options.sharedStorage?.state, telemetry: telemetry, signal: renderSignal, events: eventHub,
-            clock: clock, timeLimit: options.storageTimeLimit)
+            shared: options.sharedStorage?.state ?? embedded, telemetry: telemetry, signal: renderSignal,
+            events: eventHub, clock: clock, timeLimit: options.storageTimeLimit)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
             pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)

@@ -140,7 +140,7 @@ extension StateHub {
             }
             return Loaded(value: value, revision: revision, problems: problems, read: true)
         } catch {
-            if shared != nil, case .newer = error.reason {
+            if shared?.servesSeveralInstances == true, case .newer = error.reason {
                 // Another instance runs a newer release (a rolling deploy): the row is its live value, not data to
                 // park. With no revision known, every write of the key here meets the row and is refused.
                 problems.append(

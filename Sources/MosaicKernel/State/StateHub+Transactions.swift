@@ -2,12 +2,19 @@ internal import Foundation
 internal import Mosaic
 internal import Synchronization
 
-/// Transactions: several keys' writes and durable events committed together. Every change runs first, on copies,
-/// holding every key's lane; only when all of them succeeded is anything stored. With shared storage the rows and
-/// the events are one database transaction, run again like a single write when another instance changed a key
-/// first. Without it, the keys are saved one after another and the events go to the in-process outbox after them.
+/// Transactions: several keys' writes and durable events committed together, and, for a durable handler, the
+/// completion of its delivery. Every change runs first, on copies, holding every key's lane; only when all of them
+/// succeeded is anything stored. With storage (PostgreSQL, or the embedded SQLite database) the rows, the events and
+/// the completion are one database transaction, run again like a single write when another writer changed a key
+/// first. Without any (state in memory), the values are installed and the events go to the in-process outbox.
 extension StateHub {
     func commit(_ transaction: StateTransaction, as writer: ModuleID) async throws {
+        try await commit(transaction, as: writer, completing: nil)
+    }
+
+    /// Commits `transaction` as `writer`; with `completing`, the delivery too, only while its claim still holds it
+    /// (``StaleDelivery`` otherwise, with nothing stored).
+    func commit(_ transaction: StateTransaction, as writer: ModuleID, completing: DeliveryCompletion?) async throws {
         for write in transaction.writes { try check(writer, mayWrite: write.id, writers: write.writers) }
         if !transaction.events.isEmpty {
             guard let events else {
@@ -41,9 +48,11 @@ extension StateHub {
         }
         for load in lanes.loads { try await load(hold, deadline) }
         if let shared {
-            try await commitShared(transaction, as: writer, in: shared, hold: hold, until: deadline, name: name)
+            try await commitShared(
+                transaction, as: writer, in: shared, completing: completing, hold: hold, until: deadline, name: name)
         } else {
-            try await commitLocally(transaction, as: writer, hold: hold, until: deadline, name: name)
+            try await commitLocally(
+                transaction, as: writer, completing: completing, hold: hold, until: deadline, name: name)
         }
         outcome = "written"
         for event in transaction.events { events?.fanOut(event, from: writer) }
@@ -52,8 +61,8 @@ extension StateHub {
     /// Runs every change, then commits the rows and events in one transaction of shared storage; on a conflict,
     /// adopts the other instance's row and runs them all again.
     private func commitShared(
-        _ transaction: StateTransaction, as writer: ModuleID, in shared: any SharedStatePersister, hold: LaneHold,
-        until deadline: Duration, name: String
+        _ transaction: StateTransaction, as writer: ModuleID, in shared: any SharedStatePersister,
+        completing: DeliveryCompletion?, hold: LaneHold, until deadline: Duration, name: String
     ) async throws {
         var outgoing: [OutboxEvent] = []
         if let outbox = events?.outbox {
@@ -76,11 +85,13 @@ extension StateHub {
                         for (_, installing) in install { installing(revisions) }
                     }
                 },
-                { [outgoing] in try await shared.commit(rows, events: outgoing) })
+                { [outgoing] in try await shared.commit(rows, events: outgoing, completing: completing) })
             switch outcome {
             case .committed(let revisions):
                 for key in staged.order { staged.install[key]?(revisions) }
                 return
+            case .stale:
+                throw StaleDelivery()
             case .conflict(let id, let current, let revision):
                 guard adopt(id, saved: current, revision: revision, force: true) else {
                     throw StateError(
@@ -96,11 +107,19 @@ extension StateHub {
     }
 
     /// Runs every change, then saves each persisted key in turn (a storage failure there leaves the keys before it
-    /// saved), installs the values and puts the events into the in-process outbox.
+    /// saved), installs the values and puts the events into the in-process outbox. Without storage, the keys are in
+    /// memory and so is the outbox: the completion is made first, and a stale one stores nothing.
     private func commitLocally(
-        _ transaction: StateTransaction, as writer: ModuleID, hold: LaneHold, until deadline: Duration, name: String
+        _ transaction: StateTransaction, as writer: ModuleID, completing: DeliveryCompletion?, hold: LaneHold,
+        until deadline: Duration, name: String
     ) async throws {
         let staged = try stage(transaction)
+        if let completing, let outbox = events?.outbox {
+            let completed = try await storage(name, hold: hold, until: deadline) {
+                try await outbox.store.complete([completing.delivery], claim: completing.claim)
+            }
+            guard completed == 1 else { throw StaleDelivery() }
+        }
         for key in staged.order {
             guard let save = staged.save[key] else { continue }
             let install = staged.install[key]
@@ -199,5 +218,14 @@ private final class Staging: TransactionStaging {
             }
             install[key.id] = { _ in hub.install(final, for: key) }
         }
+    }
+}
+
+/// A durable handler's transaction found its delivery no longer held by its claim: the lease ran out and another
+/// claim took the delivery over (or completed it). Nothing was stored; the claim that holds it now handles it.
+struct StaleDelivery: Error, CustomStringConvertible {
+    var description: String {
+        "the delivery was taken over by another claim after this attempt's lease ran out; its transaction was rolled "
+            + "back, and the claim that holds it now handles it"
     }
 }

@@ -33,8 +33,6 @@ final class StateHub: StateStore, StateLoading {
 
     struct State {
         var entries: [String: Entry] = [:]
-        /// The database, made on the first use of a `.database` key (it opens on its first query).
-        var database: StateDatabase?
         var diagnostics: [Diagnostic] = []
         var finished = false
         /// The watch on shared storage's changes, while the hub runs.
@@ -47,9 +45,8 @@ final class StateHub: StateStore, StateLoading {
     let state = Locked(State())
     /// Advances on every write of any key.
     let writes: VersionCounter
-    private let directory: String?
-    private let busyTimeout: Duration
-    /// Where every persisted key goes instead of the directory: shared storage, or a store under test.
+    /// Where every persisted key goes: the storage (embedded or shared), or a store under test; `nil` keeps every
+    /// key in memory.
     private let persister: (any StatePersister)?
     /// The storage several instances share, when the host configured one; every persisted key lives there.
     let shared: (any SharedStatePersister)?
@@ -62,19 +59,17 @@ final class StateHub: StateStore, StateLoading {
     /// How long a write (or a load) may wait for its lane and its storage together.
     let timeLimit: Duration
 
-    /// A hub persisting keys under `directory`; without one, they live in memory (with a warning). A database
-    /// write waits up to `busyTimeout` for another process's lock; every storage call ends after `timeLimit`.
+    /// A hub persisting keys in `shared` (the embedded database, or storage instances share), or in `persister`;
+    /// without either, persisted keys live in memory (with a warning). Every storage call ends after `timeLimit`.
     init(
-        directory: String?, busyTimeout: Duration = .seconds(5), persister: (any StatePersister)? = nil,
-        shared: (any SharedStatePersister)? = nil, telemetry: Telemetry? = nil, signal: Broadcast<Void>? = nil,
+        persister: (any StatePersister)? = nil, shared: (any SharedStatePersister)? = nil, telemetry: Telemetry? = nil,
+        signal: Broadcast<Void>? = nil,
         events: EventHub? = nil, clock: KernelClock = KernelClock(ContinuousClock()),
         timeLimit: Duration = .seconds(5)
     ) {
         self.events = events
         writes = VersionCounter(signal: signal)
         self.telemetry = telemetry
-        self.directory = directory
-        self.busyTimeout = busyTimeout
         self.persister = shared ?? persister
         self.shared = shared
         self.clock = clock
@@ -176,8 +171,8 @@ final class StateHub: StateStore, StateLoading {
         if let entry = state.entries[key.id] {
             return (entry.value as? Value ?? key.initial, false)
         }
-        let persisted = key.persistence != .memory && persister(for: key.persistence, in: &state) != nil
-        if key.persistence != .memory, !persisted, directory == nil {
+        let persisted = key.persistence != .memory && persister(for: key.persistence) != nil
+        if key.persistence != .memory, !persisted {
             state.diagnostics.append(
                 Diagnostic(
                     .statePersistence, .warning, modules: [],
@@ -204,24 +199,7 @@ final class StateHub: StateStore, StateLoading {
     }
 
     /// Where keys of `persistence` are kept, or `nil` for memory.
-    func persister(for persistence: StatePersistence, in state: inout State) -> (any StatePersister)? {
-        if let persister, persistence != .memory { return persister }
-        guard let directory else { return nil }
-        switch persistence {
-        case .memory:
-            return nil
-        case .jsonFile:
-            return StateFiles(directory: directory)
-        case .database:
-            if let database = state.database { return database }
-            let database = StateDatabase(directory: directory, busyTimeout: busyTimeout)
-            state.database = database
-            return database
-        }
-    }
-
-    /// Where keys of `persistence` are kept, or `nil` for memory.
     func persister(for persistence: StatePersistence) -> (any StatePersister)? {
-        state.withLock { persister(for: persistence, in: &$0) }
+        persistence == .memory ? nil : persister
     }
 }

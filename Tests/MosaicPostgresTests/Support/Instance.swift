@@ -12,7 +12,7 @@ struct Tally: Codable, Sendable, Equatable {
 
 extension StateKey where Value == String {
     static var city: Self { Self("com.test.city", initial: "Chicago", persistence: .database) }
-    static var note: Self { Self("com.test.note", initial: "", persistence: .jsonFile) }
+    static var note: Self { Self("com.test.note", initial: "", persistence: .database) }
 }
 
 extension StateKey where Value == Int {

@@ -1,44 +1,25 @@
-internal import Dispatch
 internal import Foundation
 internal import Mosaic
 
-/// JSON files of persisted state keys, one per key, each replaced atomically (written aside, then renamed over the
-/// old one) so that a crash in the middle of a write leaves the old value or the new one.
+/// The JSON files of `.jsonFile` keys that releases before the embedded outbox kept, one per key: read once into
+/// the state database, then renamed `<file>.imported` beside it (kept, never deleted).
 ///
-/// A value saved at version 1 is the value's JSON alone, as files were before keys had versions (so those files
-/// read as version 1, and version-1 files stay readable by older apps). A later version is saved in an envelope,
-/// `{"mosaic-state-version":2,"value":…}`. A parked file is renamed `<file>.unreadable-<seconds>` beside it.
-///
-/// File calls block, so they run on a dispatch queue of their own, never on a thread of the cooperative pool.
-struct StateFiles: StatePersister {
+/// A value saved at version 1 is the value's JSON alone; a later version is in an envelope,
+/// `{"mosaic-state-version":2,"value":…}`. Every call blocks, so the storage makes them on its database's queue,
+/// never on a thread of the cooperative pool.
+struct LegacyStateFiles {
     let directory: String
-
-    /// Where every instance's file calls run: one at a time, which suits a few small files.
-    private static let queue = DispatchQueue(label: "mosaic.state-files")
-
-    /// `body`'s result, computed on ``queue``.
-    private static func off<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result(catching: body)) }
-        }
-    }
 
     func url(for id: String) -> URL {
         URL(fileURLWithPath: directory).appendingPathComponent(Self.fileName(for: id))
     }
 
-    func load(_ id: String) async throws -> SavedState? {
-        try await Self.off { [self] in try loadNow(id) }
+    /// Whether an earlier release left a file for `id`.
+    func exists(_ id: String) -> Bool {
+        FileManager.default.fileExists(atPath: url(for: id).path)
     }
 
-    func save(_ data: Data, version: Int, for id: String) async throws {
-        try await Self.off { [self] in try saveNow(data, version: version, for: id) }
-    }
-
-    func park(_ id: String, reason: String) async throws -> String {
-        try await Self.off { [self] in try parkNow(id) }
-    }
-
+    /// The value in `id`'s file, or `nil` when there is none.
     func loadNow(_ id: String) throws -> SavedState? {
         let file = url(for: id)
         guard FileManager.default.fileExists(atPath: file.path) else { return nil }
@@ -51,32 +32,12 @@ struct StateFiles: StatePersister {
         return StateEnvelope.open(data) ?? SavedState(data: data, version: 1)
     }
 
-    func saveNow(_ data: Data, version: Int, for id: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try (version == 1 ? data : StateEnvelope.seal(data, version: version))
-                .write(to: url(for: id), options: .atomic)
-        } catch {
-            throw StateError(
-                .unavailable, "\(id) could not be saved in \(directory): \(error). Its value is unchanged.")
-        }
-    }
-
-    private func parkNow(_ id: String) throws -> String {
+    /// Renames `id`'s file once its value is in the database, so that it is read only once.
+    func retire(_ id: String) throws {
         let file = url(for: id)
-        let stamp = "unreadable-\(Int(Date().timeIntervalSince1970))"
-        var aside = file.appendingPathExtension(stamp)
-        var attempt = 1
-        while FileManager.default.fileExists(atPath: aside.path) {
-            attempt += 1
-            aside = file.appendingPathExtension("\(stamp)-\(attempt)")
-        }
-        do {
-            try FileManager.default.moveItem(at: file, to: aside)
-        } catch {
-            throw StateError(.unavailable, "\(file.path) could not be moved aside to \(aside.path): \(error).")
-        }
-        return "the file was kept as \(aside.path)"
+        let aside = file.appendingPathExtension("imported")
+        try? FileManager.default.removeItem(at: aside)
+        try FileManager.default.moveItem(at: file, to: aside)
     }
 
     /// A file name for a key: its identifier with anything but letters, digits, `.`, `-` and `_` escaped.
