@@ -101,6 +101,16 @@ final class DatabaseFile: Sendable {
         return Opened(queue: queue, ownsOutbox: ownsOutbox)
     }
 
+    /// Lets `state.lock` go: the kernel shut down, and another may own the outbox.
+    func releaseLock() {
+        if let descriptor = lock.withLock({ lock in
+            defer { lock = nil }
+            return lock
+        }) {
+            close(descriptor)
+        }
+    }
+
     /// Takes `state.lock` for this process, unless another holds it: `true` once held.
     private func takeLock() -> Bool {
         if lock.withLock({ $0 }) != nil { return true }

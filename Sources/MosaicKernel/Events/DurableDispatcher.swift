@@ -54,7 +54,11 @@ struct DurableDispatcher: Sendable {
             group.addTask { [clock, options] in
                 while (try? await clock.sleep(clock.now() + options.pollInterval)) != nil { ring.yield() }
             }
-            for await _ in bell { recording = await drain(after: recording) }
+            for await _ in bell {
+                outbox.activity.begin()
+                recording = await drain(after: recording)
+                outbox.activity.end()
+            }
             group.cancelAll()
         }
         await recording?.value
@@ -83,7 +87,11 @@ struct DurableDispatcher: Sendable {
             }
             await recording?.value
             let claim = claimed[0].claim
-            recording = Task { [done] in await complete(done, claim: claim) }
+            outbox.activity.begin()
+            recording = Task { [done, outbox] in
+                await complete(done, claim: claim)
+                outbox.activity.end()
+            }
             batch = await next?.value
         }
         return recording
@@ -142,11 +150,9 @@ struct DurableDispatcher: Sendable {
                 return true
             case .success(.completed):
                 count("completed")
-            case .failure(let error as StaleDelivery):
-                logger.warning(
-                    "attempt \(delivery.attempt) of a delivery to \(subscriber) was stale: \(error)",
-                    metadata: ["event": "\(delivery.event)"])
-                count("stale")
+            case .failure(is StaleDelivery):
+                // Reported where it was found; the claim holding the delivery now handles it.
+                break
             case .failure where Task.isCancelled:
                 // The module is deactivating: the attempt did not fail, it was cut short.
                 try await store.release([delivery.id], claim: delivery.claim)
@@ -169,6 +175,21 @@ struct DurableDispatcher: Sendable {
                 metadata: ["event": "\(delivery.event)", "error": "\(error)"])
         }
         return false
+    }
+
+    /// The outcome of an attempt that ended after its time limit, when the delivery was already retried: a
+    /// transactional handler's commit was refused then (its task was cancelled, or its claim taken over), so its
+    /// effects were not stored twice; an effect outside Mosaic may have been made.
+    private func reportLate(_ result: Result<DeliveryOutcome, any Error>) {
+        switch result {
+        case .success:
+            logger.warning("a handler attempt of \(subscriber) finished after its time limit; it was retried already")
+        case .failure(let error):
+            logger.warning(
+                "a handler attempt of \(subscriber) that outlived its time limit ended",
+                metadata: ["error": "\(error)"])
+        }
+        count("late")
     }
 
     private func park(_ delivery: DurableDelivery, _ error: String) async throws {
@@ -197,12 +218,15 @@ struct DurableDispatcher: Sendable {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 run.wait(continuation)
-                let handler = Task {
+                let handler = Task { [self] in
+                    let result: Result<DeliveryOutcome, any Error>
                     do {
-                        run.finish(.success(try await work()))
+                        result = .success(try await work())
                     } catch {
-                        run.finish(.failure(error))
+                        result = .failure(error)
                     }
+                    // Past its time limit nothing waits for the outcome any more; it is still told.
+                    if !run.finish(result) { reportLate(result) }
                 }
                 run.started(handler)
                 watch.arm(run, until: deadline)
@@ -253,11 +277,17 @@ private final class HandlerRun: Sendable {
         state.withLock { $0.handler }?.cancel()
     }
 
-    func finish(_ result: Result<DeliveryOutcome, any Error>) {
-        state.withLock { state in
-            defer { state.continuation = nil }
-            return state.continuation
-        }?.resume(returning: result)
+    /// Hands `result` to the dispatcher, unless it was handed one already; `true` when this was the first.
+    @discardableResult
+    func finish(_ result: Result<DeliveryOutcome, any Error>) -> Bool {
+        guard
+            let continuation = state.withLock({ state in
+                defer { state.continuation = nil }
+                return state.continuation
+            })
+        else { return false }
+        continuation.resume(returning: result)
+        return true
     }
 }
 

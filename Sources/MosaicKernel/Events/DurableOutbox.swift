@@ -20,6 +20,8 @@ final class DurableOutbox: Sendable {
     private let running = Locked<Set<String>>([])
     /// Each publish's events, stored with the publishes that arrive with it.
     private let publishes: GroupCommit<[OutboxEvent], Void>
+    /// The handlers' work under way: drains of deliveries, and recordings of their outcomes.
+    let activity = Activity()
 
     /// At most this many events go into one commit; more wait for the next.
     static let eventsPerCommit = 1_000
@@ -110,13 +112,25 @@ final class DurableOutbox: Sendable {
         }
         // One decoder for all the handler's deliveries: a decode keeps no state between calls.
         let decoder = JSONDecoder()
+        let logger = Logger(label: module.rawValue)
         let dispatcher = DurableDispatcher(
-            outbox: self, subscriber: subscriber, logger: Logger(label: module.rawValue),
-            deliver: { delivery in
-                try await call {
-                    try await handler(
-                        try Self.envelope(delivery, as: Event.self, with: decoder),
-                        DeliveryCompletion(delivery: delivery.id, claim: delivery.claim))
+            outbox: self, subscriber: subscriber, logger: logger,
+            deliver: { [telemetry] delivery in
+                do {
+                    return try await call {
+                        try await handler(
+                            try Self.envelope(delivery, as: Event.self, with: decoder),
+                            DeliveryCompletion(delivery: delivery.id, claim: delivery.claim))
+                    }
+                } catch let stale as StaleDelivery {
+                    // Reported here, where it happens: an attempt that outlived its time limit ends after the
+                    // dispatcher stopped waiting for it.
+                    logger.warning(
+                        "attempt \(delivery.attempt) of a delivery to \(subscriber) was stale: \(stale)",
+                        metadata: ["event": "\(delivery.event)"])
+                    telemetry.count(
+                        MetricName.durableDeliveries, [("subscriber", subscriber), ("outcome", "stale")], by: 1)
+                    throw stale
                 }
             })
         return (dispatcher.run, { self.running.withLock { _ = $0.remove(subscriber) } })
@@ -144,4 +158,41 @@ final class DurableOutbox: Sendable {
 struct UnreadableEvent: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Work under way, counted, and a wait for none: what a test waits for before it moves a manual clock, so that no
+/// time limit of work in flight passes because the machine was slow.
+package final class Activity: Sendable {
+    private struct State {
+        var running = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Locked(State())
+
+    /// Some work started.
+    func begin() { state.withLock { $0.running += 1 } }
+
+    /// The work `begin()` counted ended.
+    func end() {
+        let settled = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in settled { waiter.resume() }
+    }
+
+    /// Returns once no work is under way.
+    package func settled() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state in
+                if state.running == 0 { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
 }

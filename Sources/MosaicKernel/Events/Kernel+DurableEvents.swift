@@ -36,6 +36,13 @@ extension Kernel {
         }
     }
 
+    /// Returns once no durable handler of this kernel is claiming, handling or recording deliveries: a test waits
+    /// for it before it moves a manual clock, so that no time limit of work in flight passes while the machine is
+    /// slow.
+    package nonisolated func durableWorkSettled() async {
+        await eventHub.outbox.activity.settled()
+    }
+
     /// `id` was uninstalled: its durable handlers take no more events, and their waiting ones are abandoned
     /// (listed by ``undeliveredEvents(limit:)``, and resubmittable once the module is back).
     func abandonDurableHandlers(of id: ModuleID) async {

@@ -113,6 +113,8 @@ public actor Kernel {
     let eventHub: EventHub
     /// State shared between modules.
     let stateHub: StateHub
+    /// The embedded database, when the kernel keeps state and events in its state directory.
+    let embedded: EmbeddedStorage?
 
     // MARK: The operation under way, and those waiting
 
@@ -164,6 +166,7 @@ public actor Kernel {
             ? options.stateDirectory.map {
                 EmbeddedStorage(directory: $0, busyTimeout: options.stateDatabaseBusyTimeout, clock: clock)
             } : nil
+        self.embedded = embedded
         let outbox: any DurableEventStore =
             if let shared = options.sharedStorage { shared.events } else if let embedded { embedded } else {
                 MemoryDurableStore(clock: clock)
@@ -296,6 +299,8 @@ public actor Kernel {
             stateHub.finish()
             configurationStore.finish()
             renderSignal.finish()
+            // Another kernel may take the state directory's outbox over now.
+            embedded?.file.releaseLock()
         }
     }
 

@@ -1,4 +1,3 @@
-public import Foundation
 public import Mosaic
 
 /// Where the user is. Declared in the app's interface, so modules depend on it and not on each other.
@@ -98,14 +97,6 @@ extension StateKey where Value == [String: Int] {
     /// How often each feature was opened; kept by Analytics.
     public static var usage: StateKey<[String: Int]> {
         StateKey("ghost.usage", initial: [:], persistence: .database, writers: ["com.ghost.analytics"])
-    }
-}
-
-extension StateKey where Value == [UUID] {
-    /// The last 1,000 `FeatureOpened` events Analytics counted, written with the counts: a delivery repeated after
-    /// a crash is recognised and not counted twice.
-    public static var countedOpens: StateKey<[UUID]> {
-        StateKey("ghost.counted-opens", initial: [], persistence: .database, writers: ["com.ghost.analytics"])
     }
 }
 

@@ -1,6 +1,5 @@
 internal import Mosaic
 internal import MosaicWeb
-internal import Synchronization
 
 /// Where the user is; a platform service other modules build on.
 struct LocationModule: Module {
@@ -14,8 +13,8 @@ struct LocationModule: Module {
 }
 
 /// Counts what people open (the durable `FeatureOpened` events features publish) into shared state, each event
-/// once across every instance and every retry, and shows the counts: a sidebar item (Forsetti's example) and a
-/// settings panel.
+/// exactly once across every instance, retry and crash, and shows the counts: a sidebar item (Forsetti's example)
+/// and a settings panel.
 struct AnalyticsModule: Module {
     static let manifest = Manifest(id: "com.ghost.analytics", version: "1.0.0")
 
@@ -23,7 +22,6 @@ struct AnalyticsModule: Module {
         module.subscribes(to: FeatureOpened.self)
         module.reads(.usage)
         module.writes(.usage)
-        module.writes(.countedOpens)
         module.contribute(to: .sidebar, id: "analytics", priority: 10, title: "Analytics", icon: "chart.bar") {
             (context: ActivationContext) in
             NavigationItem(
@@ -44,31 +42,11 @@ struct AnalyticsModule: Module {
     }
 
     func activate(_ context: ActivationContext) async throws {
-        // One instance at a time counts each event; it is delivered at least once, so the event's id is written
-        // with the count, in one transaction, and an id already counted changes nothing.
-        try await context.events.handle(FeatureOpened.self, as: "count-opens") { envelope in
-            let seen = SeenBefore()
-            try await context.state.transaction { transaction in
-                // The changes run in this order, and again in this order should another instance write first.
-                transaction.update(.countedOpens) { counted in
-                    seen.set(counted.contains(envelope.id))
-                    guard !seen.value else { return }
-                    counted = Array((counted + [envelope.id]).suffix(1_000))
-                }
-                transaction.update(.usage) { usage in
-                    if !seen.value { usage[envelope.event.feature, default: 0] += 1 }
-                }
-            }
+        // The count commits with the delivery's completion, so a redelivered event finds itself counted already.
+        try await context.events.handle(FeatureOpened.self, as: "count-opens") { envelope, transaction in
+            transaction.update(.usage) { $0[envelope.event.feature, default: 0] += 1 }
         }
     }
-}
-
-/// Whether the event being counted was counted before: what the first change of the transaction found, for the
-/// second, which runs right after it.
-private final class SeenBefore: Sendable {
-    private let seen = Atomic(false)
-    var value: Bool { seen.load(ordering: .acquiring) }
-    func set(_ value: Bool) { seen.store(value, ordering: .releasing) }
 }
 
 /// The settings a person changes in the app itself; the host's own settings (entitlements) sit beside them.
