@@ -1,10 +1,10 @@
 import Foundation
 import Mosaic
-import MosaicKernel
 import PostgresNIO
 import Synchronization
 import Testing
 
+@testable import MosaicKernel
 @testable import MosaicPostgres
 
 struct Receipt: DurableEvent {
@@ -53,6 +53,16 @@ struct DurableInstance {
         _ url: String, options durable: DurableEventOptions = DurableEventOptions(),
         handle: (@Sendable (DurableEnvelope<Receipt>) async throws -> Void)?
     ) async throws -> DurableInstance {
+        try await booting(url, options: durable) { events in
+            if let handle { try await events.handle(Receipt.self, as: "send-receipt", handle) }
+        }
+    }
+
+    /// An instance whose mail module registers its handlers with `register`, or registers none when it is `nil`.
+    static func booting(
+        _ url: String, options durable: DurableEventOptions = DurableEventOptions(),
+        registering register: (@Sendable (Events) async throws -> Void)?
+    ) async throws -> DurableInstance {
         let database = try await PostgresBackend.connect(url: url)
         var options = KernelOptions()
         options.sharedStorage = database.storage
@@ -63,11 +73,13 @@ struct DurableInstance {
                 manifest: Manifest(id: "com.test.shop", version: "1.0.0"), register: { $0.writes(.counter) },
                 make: { ClosureModule { context in shop.withLock { $0 = context } } })
         ]
-        if let handle {
+        if let register {
             factories.append(
-                ModuleFactory(manifest: Manifest(id: "com.test.mail", version: "1.0.0", entitlements: ["mail"])) {
-                    ClosureModule { context in try await context.events.handle(Receipt.self, as: "send-receipt", handle)
-                    }
+                ModuleFactory(
+                    manifest: Manifest(id: "com.test.mail", version: "1.0.0", entitlements: ["mail"]),
+                    register: { $0.writes(.counter) }
+                ) {
+                    ClosureModule { context in try await register(context.events) }
                 })
         }
         var catalog = ModuleCatalog()
@@ -305,3 +317,70 @@ struct PostgresDurableEventTests {
 }
 
 struct MailServerDown: Error {}
+
+@Suite(.serialized, TestServer.scope, .enabled(if: TestServer.shouldRun, TestServer.skipReason))
+struct PostgresTransactionalHandlerTests {
+    @Test func twoInstancesCountingInTheirHandlersTransactionsCountEachEventOnce() async throws {
+        let url = try await TestServer.running().makeDatabase()
+        let counting: @Sendable (Events) async throws -> Void = { events in
+            try await events.handle(Receipt.self, as: "count") { _, transaction in
+                transaction.update(.counter) { $0 += 1 }
+            }
+        }
+        let a = try await DurableInstance.booting(url, registering: counting)
+        let b = try await DurableInstance.booting(url, registering: counting)
+        let count = 300
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for order in 1...count { group.addTask { try await a.shop.events.publish(Receipt(order: order)) } }
+            try await group.waitForAll()
+        }
+        #expect(await first(b.kernel.sharedState.values(of: .counter)) { $0 == count } == count)
+        await a.stop()
+        await b.stop()
+        let name = PostgresSharedStateTests.name(of: url)
+        let done = try await TestServer.running().execute(
+            "SELECT count(*) FROM mosaic_delivery WHERE state = 'done'", in: name)
+        #expect(try done.first?.decode(Int.self) == count)
+        let counter = try await TestServer.running().execute(
+            "SELECT value FROM mosaic_state WHERE id = 'com.test.counter'", in: name)
+        #expect(try counter.first?.decode(String.self) == "\(count)")
+    }
+
+    @Test func aCommitWhoseClaimRanOutAndWasClaimedAgainRollsBack() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let name = PostgresSharedStateTests.name(of: url)
+        let instance = try await DurableInstance.booting(url, registering: nil)
+        let outbox = await instance.kernel.eventHub.outbox.store
+        let hub = await instance.kernel.stateHub
+        try await outbox.subscribe("com.test.mail/by-hand", module: "com.test.mail", to: Receipt.durableName)
+        try await instance.shop.events.publish(Receipt(order: 1))
+        let first = try #require(try await outbox.claim("com.test.mail/by-hand", limit: 1, lease: .seconds(60)).first)
+        // Its lease ran out (the instance hung past it) and another claim took the delivery.
+        _ = try await server.execute("UPDATE mosaic_delivery SET claimed_until = now() - interval '1 second'", in: name)
+        let second = try #require(try await outbox.claim("com.test.mail/by-hand", limit: 1, lease: .seconds(60)).first)
+        #expect(second.id == first.id && second.claim != first.claim)
+        var count = StateTransaction()
+        count.update(.counter) { $0 += 1 }
+        count.publish(Receipt(order: 2))
+        await #expect(throws: StaleDelivery.self) {
+            try await hub.commit(
+                count, as: "com.test.shop", completing: DeliveryCompletion(delivery: first.id, claim: first.claim))
+        }
+        let afterStale = try await server.execute(
+            "SELECT (SELECT count(*) FROM mosaic_state), (SELECT count(*) FROM mosaic_event)", in: name)
+        let (rows, events) = try #require(try afterStale.first?.decode((Int, Int).self))
+        #expect(rows == 0 && events == 1, "neither the write nor the event was stored")
+        try await hub.commit(
+            count, as: "com.test.shop", completing: DeliveryCompletion(delivery: second.id, claim: second.claim))
+        let delivery = try await server.execute(
+            "SELECT state, attempts FROM mosaic_delivery WHERE id = \(second.id)", in: name)
+        let (state, attempts) = try #require(try delivery.first?.decode((String, Int).self))
+        #expect(state == "done" && attempts == 2)
+        await #expect(throws: StaleDelivery.self, "a delivery completes once") {
+            try await hub.commit(
+                count, as: "com.test.shop", completing: DeliveryCompletion(delivery: second.id, claim: second.claim))
+        }
+        await instance.stop()
+    }
+}
