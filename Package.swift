@@ -157,6 +157,15 @@ let package = Package(
             path: "Tests/StateWriter",
             swiftSettings: strictSettings
         ),
+        // The instance Scripts/crash-points.py kills at each boundary of a commit, then checks in the database.
+        .executableTarget(
+            name: "crash-points",
+            dependencies: [
+                "Mosaic", "MosaicKernel", "MosaicPostgres", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CrashPoints",
+            swiftSettings: strictSettings
+        ),
         // Sets how many test cases run at once (Tests/TestRunnerWidth/width.c says why); every test target links it.
         .target(name: "TestRunnerWidth", path: "Tests/TestRunnerWidth"),
         .testTarget(

@@ -28,6 +28,7 @@ struct PostgresEventStore: DurableEventStore {
 
     func append(_ events: [OutboxEvent]) async throws {
         _ = try await connections.run(Append(events))
+        FaultPoints.reach(.afterCommit)
     }
 
     func claim(_ subscriber: String, limit: Int, lease: Duration) async throws -> [DurableDelivery] {
@@ -45,7 +46,9 @@ struct PostgresEventStore: DurableEventStore {
     }
 
     func complete(_ deliveries: [Int64], claim: UUID) async throws -> Int {
-        try await connections.run(Complete(deliveries: deliveries, claim: claim)).count
+        let completed = try await connections.run(Complete(deliveries: deliveries, claim: claim)).count
+        FaultPoints.reach(.afterCommit)
+        return completed
     }
 
     func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) async throws {

@@ -74,27 +74,29 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         -> SharedCommit
     {
         do {
-            return .committed(
-                try await connections.transaction { [connections] connection in
-                    // The delivery first: its row is locked from here on, so no claim takes it over meanwhile
-                    // (claims skip locked rows), and a stale attempt stops before any other work.
-                    if let completing {
-                        let held = try await connections.deadlined(
-                            PostgresEventStore.CompleteHeld(completion: completing), on: connection
-                        ).get()
-                        if held.isEmpty { throw PostgresStale() }
-                    }
-                    let revisions =
-                        rows.isEmpty
-                        ? [:]
-                        : try Self.revisions(
-                            of: await connections.deadlined(CompareAndSet(rows), on: connection).get())
-                    if let lost = rows.first(where: { revisions[$0.id] == nil }) { throw PostgresConflict(id: lost.id) }
-                    if !events.isEmpty {
-                        _ = try await connections.deadlined(PostgresEventStore.Append(events), on: connection).get()
-                    }
-                    return revisions
-                })
+            let revisions = try await connections.transaction { [connections] connection in
+                // The delivery first: its row is locked from here on, so no claim takes it over meanwhile
+                // (claims skip locked rows), and a stale attempt stops before any other work.
+                if let completing {
+                    let held = try await connections.deadlined(
+                        PostgresEventStore.CompleteHeld(completion: completing), on: connection
+                    ).get()
+                    if held.isEmpty { throw PostgresStale() }
+                }
+                let revisions =
+                    rows.isEmpty
+                    ? [:]
+                    : try Self.revisions(
+                        of: await connections.deadlined(CompareAndSet(rows), on: connection).get())
+                if let lost = rows.first(where: { revisions[$0.id] == nil }) { throw PostgresConflict(id: lost.id) }
+                if !events.isEmpty {
+                    _ = try await connections.deadlined(PostgresEventStore.Append(events), on: connection).get()
+                }
+                FaultPoints.reach(.insideCommit)
+                return revisions
+            }
+            FaultPoints.reach(.afterCommit)
+            return .committed(revisions)
         } catch let conflict as PostgresConflict {
             let current = try await loadRevision(conflict.id)
             return .conflict(id: conflict.id, current: current?.saved, revision: current?.revision)

@@ -21,7 +21,12 @@ extension EmbeddedStorage: DurableEventStore {
 
     func append(_ events: [OutboxEvent]) async throws {
         let now = now()
-        let types = try await file.queue().write { db in try Self.insert(events, at: now, in: db) }
+        let types = try await file.queue().write { db in
+            let types = try Self.insert(events, at: now, in: db)
+            FaultPoints.reach(.insideCommit)
+            return types
+        }
+        FaultPoints.reach(.afterCommit)
         wake(handlers(of: types))
     }
 
@@ -82,7 +87,13 @@ extension EmbeddedStorage: DurableEventStore {
     }
 
     func complete(_ deliveries: [Int64], claim: UUID) async throws -> Int {
-        try await file.queue().write { db in try Self.deleteDeliveries(deliveries, claim: claim, in: db) }
+        let completed = try await file.queue().write { db in
+            let completed = try Self.deleteDeliveries(deliveries, claim: claim, in: db)
+            FaultPoints.reach(.insideCommit)
+            return completed
+        }
+        FaultPoints.reach(.afterCommit)
+        return completed
     }
 
     func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) async throws {

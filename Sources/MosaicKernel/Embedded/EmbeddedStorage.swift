@@ -154,8 +154,10 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
                     revisions[row.id] = revision
                 }
                 let types = try Self.insert(events, at: now, in: db)
+                FaultPoints.reach(.insideCommit)
                 return (.committed(revisions), self.handlers(of: types))
             }
+            FaultPoints.reach(.afterCommit)
         } catch let rollback as Rollback {
             return rollback.outcome
         } catch let error as StateError {
