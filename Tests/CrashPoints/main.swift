@@ -110,10 +110,8 @@ func registration(of name: String, _ module: inout ModuleRegistrar) {
 func handlerModule(_ name: String, chance: Chance) -> ModuleFactory {
     ModuleFactory(
         manifest: Manifest(id: ModuleID(rawValue: "crash-points.\(name)"), version: "1.0.0"),
-        register: { registration(of: name, &$0) }
-    ) {
-        HandlerModule(name: name, chance: chance)
-    }
+        register: { registration(of: name, &$0) },
+        make: { HandlerModule(name: name, chance: chance) })
 }
 
 struct HandlerModule: Module {
@@ -141,8 +139,8 @@ struct HandlerModule: Module {
 func publisherModule(_ instance: Int) -> ModuleFactory {
     ModuleFactory(
         manifest: Manifest(id: "crash-points.publisher", version: "1.0.0"),
-        register: { module in for bucket in 0..<buckets { module.writes(.published(by: instance, bucket)) } }
-    ) { PublisherModule() }
+        register: { module in for bucket in 0..<buckets { module.writes(.published(by: instance, bucket)) } },
+        make: { PublisherModule() })
 }
 
 struct PublisherModule: Module {
