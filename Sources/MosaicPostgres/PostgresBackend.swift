@@ -109,6 +109,7 @@ public final class PostgresBackend: Sendable {
     public func close() async {
         await retention.stop()
         await listener.stop()
+        _ = try? await connections.run(connections.seen, within: listener.heartbeat)
         _ = try? await connections.run(
             "DELETE FROM mosaic_instance WHERE id = \(connections.instance)", within: listener.heartbeat)
         await connections.close()

@@ -9,9 +9,15 @@ internal import Synchronization
 #endif
 
 extension PostgresConnections {
-    /// Records that this instance is alive now (its row in `mosaic_instance`, made again should it be gone).
+    /// Records that this instance is alive now (its row in `mosaic_instance`, made again should it be gone), and
+    /// that the durable handlers it runs ran now: what tells a handler nothing runs any more from one that runs.
     var seen: PostgresQuery {
-        "INSERT INTO mosaic_instance (id) VALUES (\(instance)) ON CONFLICT (id) DO UPDATE SET seen_at = now()"
+        """
+        WITH seen AS (
+            INSERT INTO mosaic_instance (id) VALUES (\(instance)) ON CONFLICT (id) DO UPDATE SET seen_at = now())
+        UPDATE mosaic_event_handler SET last_run_at = now()
+        WHERE subscriber IN (SELECT subscriber FROM mosaic_event_handler_instance WHERE instance = \(instance))
+        """
     }
 
     /// A new connection of its own (for listening), over a socket with TCP keepalive (``keepalive(on:)``), so that

@@ -129,6 +129,39 @@ struct PostgresEventStore: DurableEventStore {
             """)
     }
 
+    func handlersWithPendingDeliveries() async throws -> [RecordedHandler] {
+        let instance = connections.instance
+        let rows = try await connections.run(
+            """
+            SELECT handler.subscriber, handler.module, count(delivery.id),
+                extract(epoch FROM now() - handler.last_run_at)::float8,
+                EXISTS (
+                    SELECT 1 FROM mosaic_event_handler_instance runner
+                    JOIN mosaic_instance live ON live.id = runner.instance
+                    WHERE runner.subscriber = handler.subscriber AND runner.instance <> \(instance)
+                        AND live.seen_at > now() - make_interval(secs => \(listener.bound.seconds)))
+            FROM mosaic_event_handler handler
+            JOIN mosaic_delivery delivery ON delivery.subscriber = handler.subscriber AND delivery.state = 'pending'
+            GROUP BY handler.subscriber, handler.module, handler.last_run_at ORDER BY handler.subscriber
+            """)
+        return try rows.map { row in
+            let (subscriber, module, pending, idle, elsewhere) = try row.decode(
+                (String, String, Int, Double, Bool).self)
+            return RecordedHandler(
+                subscriber: subscriber, module: ModuleID(rawValue: module), pending: pending,
+                idle: .seconds(max(0, idle)), runElsewhere: elsewhere)
+        }
+    }
+
+    func abandon(subscriber: String, reason: String) async throws {
+        _ = try await connections.run(
+            """
+            WITH gone AS (DELETE FROM mosaic_event_handler WHERE subscriber = \(subscriber))
+            UPDATE mosaic_delivery SET state = 'abandoned', claimed_until = NULL, claim = NULL, last_error = \(reason)
+            WHERE state = 'pending' AND subscriber = \(subscriber)
+            """)
+    }
+
     func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> SharedWatch {
         listener.watchDeliveries(onAppend)
     }

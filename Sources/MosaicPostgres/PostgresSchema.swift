@@ -144,6 +144,12 @@ enum PostgresSchema {
             "CREATE INDEX mosaic_delivery_next ON mosaic_delivery (subscriber, due_at, id) WHERE state = 'pending'",
             "DROP INDEX mosaic_delivery_due",
         ],
+        // 6: when an instance last ran each handler (at every heartbeat of the instances that run it): a handler
+        // renamed, or whose module left the catalog, is one nothing has run for a while, and its deliveries are
+        // abandoned after the host's retention instead of waiting unseen for good.
+        [
+            "ALTER TABLE mosaic_event_handler ADD COLUMN last_run_at timestamptz NOT NULL DEFAULT now()"
+        ],
     ]
 }
 

@@ -227,7 +227,11 @@ import Testing
             ], options: KernelOptions(deactivationTimeLimit: .seconds(10), clock: clock))
         try await kernel.boot()
         let shutdown = Task { await kernel.shutdown() }
-        await clock.sleepers(reaching: 1)
+        // The deactivations' limit, not the stranded-handler sweep's timer (an hour away) that boot set.
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(10))
+        // One timer covers every deactivation under way: wait until base (after top) is done, so that only sticky,
+        // queued before base and so started, times out.
+        while await kernel.state(of: "com.app.base") != .deactivated { await Task.yield() }
         clock.advance(by: .seconds(10))
         await shutdown.value
         #expect(log.deactivations == ["com.app.top", "com.app.base"])

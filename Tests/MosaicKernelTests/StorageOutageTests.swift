@@ -85,7 +85,10 @@ func eventually(_ condition: () -> Bool) async {
             Task { try await kernel.sharedState.set(.sharedNote, to: "note \(index)") }
         }
         // One write is at the storage (waiting for it, with its deadline); the other 99 wait for the key's lane.
-        await clock.sleepers(reaching: 100)
+        // Only timers due by then count: boot set the stranded-handler sweep's, an hour away.
+        await clock.sleepers(reaching: 100, dueWithin: .seconds(5))
+        // The storage call runs in a task of its own, which may reach the storage after its timer is set.
+        await eventually { store.started.withLock { $0 } > 0 }
         #expect(store.started.withLock { $0 } == 1)
         // None of these waits for the stalled writes.
         #expect(kernel.sharedState[.sharedNote] == "none")
@@ -116,11 +119,12 @@ func eventually(_ condition: () -> Bool) async {
         let store = UnansweringStore()
         let kernel = try await Self.boot(on: store, clock: clock)
         let first = Task { try await kernel.sharedState.set(.sharedNote, to: "first") }
-        await clock.sleepers(reaching: 1)
+        // Only the writes' timers count, not the stranded-handler sweep's (an hour away) that boot set.
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(5))
         let second = Task { try await kernel.sharedState.set(.sharedNote, to: "second") }
-        await clock.sleepers(reaching: 2)
+        await clock.sleepers(reaching: 2, dueWithin: .seconds(5))
         let third = Task { try await kernel.sharedState.set(.sharedNote, to: "third") }
-        await clock.sleepers(reaching: 3)
+        await clock.sleepers(reaching: 3, dueWithin: .seconds(5))
         second.cancel()
         let error = await #expect(throws: StateError.self) { try await second.value }
         #expect(error?.code == .unavailable && error?.message.contains("cancelled") == true)
@@ -157,7 +161,8 @@ func eventually(_ condition: () -> Bool) async {
                 try await kernel.sharedState.set(.storedPreferences, to: Preferences(city: "City \(index)", units: ""))
             }
         }
-        await clock.sleepers(reaching: 20)
+        // Every writer's timer (not the stranded-handler sweep's, an hour away), so every deadline is 5 s.
+        await clock.sleepers(reaching: 20, dueWithin: .seconds(5))
         #expect(kernel.sharedState[.storedPreferences].city == "Oslo")
         try await kernel.sharedState.set(.counter, to: 3)
         #expect(kernel.sharedState[.counter] == 3)

@@ -198,6 +198,48 @@ func countingModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], context
         await second.shutdown()
     }
 
+    @Test(
+        "a handler renamed, or whose module left the catalog, is listed as stranded, and its deliveries abandoned after the retention",
+        arguments: [true, false])
+    func strandedHandler(moduleRemoved: Bool) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try await boot(.embedded, in: directory, handlerEntitlements: ["ledger"])
+        try await count(into: Handled())
+        try await first.revoke("ledger")
+        for order in 1...3 { try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: order)) }
+        await first.shutdown()
+
+        // The next release: the ledger module is gone, or registers its handler under a new name.
+        var options = KernelOptions(stateDirectory: directory, clock: clock)
+        options.durableEvents.strandedRetention = .seconds(10)
+        let next = makeKernel(
+            [eventModule("com.app.shop", contexts: contexts)]
+                + (moduleRemoved ? [] : [countingModule("com.app.ledger", contexts: contexts)]),
+            options: options)
+        try await next.boot()
+        if !moduleRemoved {
+            try await #require(contexts["com.app.ledger"]).events.handle(OrderPlaced.self, as: "count-orders") {
+                _, _ in
+            }
+        }
+        let stranded = try await next.strandedHandlers()
+        #expect(stranded.map(\.subscriber) == ["com.app.ledger/count"])
+        #expect(stranded.first?.reason == (moduleRemoved ? .moduleNotInstalled : .notRegistered))
+        #expect(stranded.first?.pending == 3)
+        #expect(try await next.undeliveredEvents().isEmpty, "listed, not abandoned yet")
+        // The sweep, once a retention: nothing has run the handler for longer by then.
+        await next.durableWorkSettled()
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(10))
+        clock.advance(by: .seconds(10))
+        while try await next.undeliveredEvents().count < 3 { await Task.yield() }
+        let abandoned = try await next.undeliveredEvents()
+        #expect(abandoned.allSatisfy { $0.reason == .abandoned && $0.subscriber == "com.app.ledger/count" })
+        #expect(abandoned.first?.lastError.contains("strandedRetention") == true, "\(abandoned)")
+        #expect(try await next.strandedHandlers().isEmpty)
+        await next.shutdown()
+    }
+
     @Test("a transaction whose commit outlives its time limit leaves memory as on disk once the commit lands")
     func lateCommitKeepsMemoryAndDiskTogether() async throws {
         let directory = try temporaryDirectory()

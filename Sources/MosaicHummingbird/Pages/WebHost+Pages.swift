@@ -47,7 +47,8 @@ extension WebHost {
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
                 + "<th>Version</th><th>State</th><th>Activation</th><th>Cause</th><th>Phases</th><th>Reason</th></tr></thead><tbody>"
                 + rows.joined() + "</tbody></table>" + exemptRoutes()
-                + (await configurationSection(report.modules.map(\.id))) + (await undeliveredSection())
+                + (await configurationSection(report.modules.map(\.id))) + (await strandedSection())
+                + (await undeliveredSection())
                 + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
     }
 
@@ -73,6 +74,30 @@ extension WebHost {
             + "failed, or abandoned when the handler's module was uninstalled. Resubmitting gives the handler a new "
             + "round of attempts.</p><table><thead><tr><th>Event</th><th>Handler</th><th>Why</th><th>Attempts</th>"
             + "<th>Last error</th><th></th></tr></thead><tbody>\(rows.joined())</tbody></table>"
+    }
+
+    /// Durable handlers nothing runs any more (renamed, or of a module no longer installed), with their waiting
+    /// deliveries and when those are abandoned; nothing when there are none.
+    func strandedSection() async -> String {
+        let stranded: [StrandedHandler]
+        do {
+            stranded = try await kernel.strandedHandlers()
+        } catch {
+            return "<h2>Stranded handlers</h2><p>The outbox could not be read: \(HTML.escape(error.description))</p>"
+        }
+        guard !stranded.isEmpty else { return "" }
+        let rows = stranded.map { handler in
+            "<tr data-stranded=\"\(HTML.escape(handler.subscriber))\"><td>\(HTML.escape(handler.subscriber))</td>"
+                + "<td>\(handler.pending)</td><td>\(handler.reason.rawValue)</td>"
+                + "<td>\(HTML.escape(Self.duration(handler.idle)))</td>"
+                + "<td>\(HTML.escape(Self.duration(handler.abandonedIn)))</td></tr>"
+        }
+        return
+            "<h2>Stranded handlers</h2><p>Durable handlers with deliveries waiting that nothing runs: renamed, or of "
+            + "a module no longer installed. Their deliveries are abandoned (and listed below, resubmittable) once "
+            + "nothing ran them for DurableEventOptions.strandedRetention.</p><table><thead><tr><th>Handler</th>"
+            + "<th>Waiting</th><th>Why</th><th>Not run for</th><th>Abandoned in</th></tr></thead><tbody>"
+            + rows.joined() + "</tbody></table>"
     }
 
     /// The active modules' routes that accept requests from other sites (exempt from the CSRF check), so that
@@ -122,7 +147,20 @@ extension WebHost {
     }
 
     static func milliseconds(_ duration: Duration) -> String {
-        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        let (seconds, attoseconds) = duration.components
+        // Past a million seconds (only a manual clock gets there), whole seconds: the microseconds would overflow.
+        guard abs(seconds) < 1_000_000 else { return "\(seconds) s" }
+        let microseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
         return "\(Double(microseconds) / 1000) ms"
+    }
+
+    /// `duration` for a reader, in its largest whole units: `3 d 4 h`, `5 min 2 s`, `42 s`.
+    static func duration(_ duration: Duration) -> String {
+        let seconds = max(0, duration.components.seconds)
+        let parts = [
+            (seconds / 86_400, "d"), (seconds / 3_600 % 24, "h"), (seconds / 60 % 60, "min"), (seconds % 60, "s"),
+        ]
+        .filter { $0.0 > 0 }
+        return parts.isEmpty ? "0 s" : parts.prefix(2).map { "\($0.0) \($0.1)" }.joined(separator: " ")
     }
 }

@@ -27,7 +27,7 @@ enum EmbeddedSchema {
         // too), and the outbox of durable events beside the state, so that a transaction's keys, its events and a
         // handler's completion commit in one SQLite transaction. A delivery is pending until done (then deleted,
         // with its event once no delivery needs it), parked after its last attempt, or abandoned with its handler.
-        // Times are seconds since 1970 on the kernel's clock.
+        // A handler's `last_run_at` moves at each of its claims. Times are seconds since 1970 on the kernel's clock.
         { db in
             try db.execute(
                 sql: """
@@ -35,7 +35,8 @@ enum EmbeddedSchema {
                     CREATE TABLE mosaic_revision (value INTEGER NOT NULL);
                     INSERT INTO mosaic_revision (value) VALUES (0);
                     CREATE TABLE mosaic_event_handler (
-                        subscriber TEXT PRIMARY KEY NOT NULL, module TEXT NOT NULL, event_type TEXT NOT NULL);
+                        subscriber TEXT PRIMARY KEY NOT NULL, module TEXT NOT NULL, event_type TEXT NOT NULL,
+                        last_run_at REAL NOT NULL DEFAULT 0);
                     CREATE INDEX mosaic_event_handler_type ON mosaic_event_handler (event_type);
                     CREATE TABLE mosaic_event (
                         id TEXT PRIMARY KEY NOT NULL, event_type TEXT NOT NULL, payload BLOB NOT NULL,

@@ -8,13 +8,15 @@ internal import Synchronization
 /// PostgreSQL. A done delivery is deleted, and its event with its last delivery.
 extension EmbeddedStorage: DurableEventStore {
     func subscribe(_ subscriber: String, module: ModuleID, to type: String) async throws {
+        let now = now()
         try await ownedQueue().write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO mosaic_event_handler (subscriber, module, event_type) VALUES (?, ?, ?)
-                    ON CONFLICT (subscriber) DO UPDATE SET module = excluded.module, event_type = excluded.event_type
+                    INSERT INTO mosaic_event_handler (subscriber, module, event_type, last_run_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (subscriber) DO UPDATE SET module = excluded.module, event_type = excluded.event_type,
+                        last_run_at = excluded.last_run_at
                     """,
-                arguments: [subscriber, module.rawValue, type])
+                arguments: [subscriber, module.rawValue, type, now])
         }
         wakeUps.withLock { _ = $0.handlers[type, default: []].insert(subscriber) }
     }
@@ -34,6 +36,9 @@ extension EmbeddedStorage: DurableEventStore {
         let now = now()
         let claim = UUID()
         return try await ownedQueue().write { db in
+            try db.execute(
+                sql: "UPDATE mosaic_event_handler SET last_run_at = ? WHERE subscriber = ?",
+                arguments: [now, subscriber])
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -185,6 +190,40 @@ extension EmbeddedStorage: DurableEventStore {
             for type in wakeUps.handlers.keys {
                 wakeUps.handlers[type] = wakeUps.handlers[type]?.filter { !$0.hasPrefix(module.rawValue + "/") }
             }
+        }
+    }
+
+    func handlersWithPendingDeliveries() async throws -> [RecordedHandler] {
+        let now = now()
+        return try await file.queue().read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT handler.subscriber, handler.module, count(delivery.id), handler.last_run_at
+                    FROM mosaic_event_handler handler JOIN mosaic_delivery delivery
+                        ON delivery.subscriber = handler.subscriber AND delivery.state = 'pending'
+                    GROUP BY handler.subscriber ORDER BY handler.subscriber
+                    """
+            ).compactMap { row in
+                let columns = Columns(row)
+                guard let subscriber = columns.text(0), let module = columns.text(1) else { return nil }
+                return RecordedHandler(
+                    subscriber: subscriber, module: ModuleID(rawValue: module),
+                    pending: Int(columns.integer(2) ?? 0),
+                    idle: .seconds(max(0, now - (columns.real(3) ?? now))), runElsewhere: false)
+            }
+        }
+    }
+
+    func abandon(subscriber: String, reason: String) async throws {
+        try await file.queue().write { db in
+            try db.execute(
+                sql: """
+                    UPDATE mosaic_delivery SET state = 'abandoned', claimed_until = NULL, claim = NULL, last_error = ?
+                    WHERE state = 'pending' AND subscriber = ?;
+                    DELETE FROM mosaic_event_handler WHERE subscriber = ?;
+                    """,
+                arguments: [reason, subscriber, subscriber])
         }
     }
 

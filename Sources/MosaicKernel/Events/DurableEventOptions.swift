@@ -21,6 +21,9 @@ public struct DurableEventOptions: Sendable {
     /// done together, while the next batch is handled, so a crash repeats at most the handled events of two batches:
     /// the one being handled and the one whose record was being written (1: a write per event).
     public var batchSize: Int
+    /// How long the deliveries of a handler nothing runs any more (renamed, or of a module no longer installed) wait
+    /// before they are abandoned: listed, and resubmittable should the handler come back. See `StrandedHandler`.
+    public var strandedRetention: Duration = .seconds(7 * 86_400)
 
     /// Options with defaults suited to an app: 8 attempts, 1 s doubling to at most 5 min, 30 s per handler call.
     public init(
@@ -37,13 +40,17 @@ public struct DurableEventOptions: Sendable {
         self.batchSize = max(1, batchSize)
     }
 
-    /// These options with every bound applied again (a property set after `init` may have left one).
-    var normalized: DurableEventOptions {
-        DurableEventOptions(
-            maximumAttempts: maximumAttempts, firstRetryDelay: firstRetryDelay, maximumRetryDelay: maximumRetryDelay,
-            handlerTimeLimit: handlerTimeLimit, claimLease: claimLease, pollInterval: pollInterval,
-            batchSize: batchSize)
+    /// Options with every bound of `init` applied to these values.
+    private init(bounding options: DurableEventOptions) {
+        self.init(
+            maximumAttempts: options.maximumAttempts, firstRetryDelay: options.firstRetryDelay,
+            maximumRetryDelay: options.maximumRetryDelay, handlerTimeLimit: options.handlerTimeLimit,
+            claimLease: options.claimLease, pollInterval: options.pollInterval, batchSize: options.batchSize)
+        strandedRetention = max(.zero, options.strandedRetention)
     }
+
+    /// These options with every bound applied again (a property set after `init` may have left one).
+    var normalized: DurableEventOptions { DurableEventOptions(bounding: self) }
 
     /// The wait after failed attempt `attempt` (from 1): doubling from ``firstRetryDelay``, capped, with jitter.
     func retryDelay(after attempt: Int, jitter: Double = .random(in: 0...0.5)) -> Duration {

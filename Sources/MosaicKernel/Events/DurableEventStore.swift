@@ -80,6 +80,28 @@ public struct UndeliveredEvent: Sendable, Hashable, Identifiable {
     }
 }
 
+/// A durable handler recorded in the outbox, as the kernel checks for handlers that nothing runs any more.
+package struct RecordedHandler: Sendable, Hashable {
+    /// The handler, as `module/name`.
+    package let subscriber: String
+    /// The handler's module.
+    package let module: ModuleID
+    /// Its deliveries waiting for it.
+    package let pending: Int
+    /// How long since an instance last ran it, as the store's clock counts.
+    package let idle: Duration
+    /// Whether another live instance runs it (always `false` for a store of one instance).
+    package let runElsewhere: Bool
+
+    package init(subscriber: String, module: ModuleID, pending: Int, idle: Duration, runElsewhere: Bool) {
+        self.subscriber = subscriber
+        self.module = module
+        self.pending = pending
+        self.idle = idle
+        self.runElsewhere = runElsewhere
+    }
+}
+
 /// The outbox of durable events and their deliveries, one per event and handler, shared by every instance that
 /// uses the same store.
 ///
@@ -113,6 +135,11 @@ package protocol DurableEventStore: Sendable {
     func resubmit(_ delivery: Int64) async throws -> Bool
     /// `module` was uninstalled: its handlers take no more events, and their pending deliveries are abandoned.
     func abandon(module: ModuleID, reason: String) async throws
+    /// Every handler with deliveries pending.
+    func handlersWithPendingDeliveries() async throws -> [RecordedHandler]
+    /// The handler `subscriber` is gone for good: it takes no more events, and its pending deliveries are abandoned
+    /// with `reason` (listed, and resubmittable should it come back).
+    func abandon(subscriber: String, reason: String) async throws
     /// Calls `onAppend` with a handler's name whenever deliveries became claimable for it, from now on, until the
     /// returned watch is cancelled. Wake-ups may be missed (the feed reconnects): claimers also look periodically.
     func watch(_ onAppend: @escaping @Sendable (_ subscriber: String) -> Void) -> SharedWatch

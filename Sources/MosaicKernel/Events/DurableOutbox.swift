@@ -18,6 +18,8 @@ final class DurableOutbox: Sendable {
     private let logger = Logger(label: "mosaic.durable-events")
     /// The handlers running on this instance, as `module/name`.
     private let running = Locked<Set<String>>([])
+    /// The handlers running on this instance now.
+    var runningHandlers: Set<String> { running.withLock { $0 } }
     /// Each publish's events, stored with the publishes that arrive with it.
     private let publishes: GroupCommit<[OutboxEvent], Void>
     /// The handlers' work under way: drains of deliveries, and recordings of their outcomes.

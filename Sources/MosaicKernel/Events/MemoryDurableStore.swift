@@ -27,6 +27,8 @@ final class MemoryDurableStore: DurableEventStore {
 
     private struct State {
         var subscribers: [String: (module: ModuleID, type: String)] = [:]
+        /// When each handler last claimed (or was registered), on the kernel's clock.
+        var lastRun: [String: Duration] = [:]
         /// The deliveries not done yet.
         var deliveries: [Int64: Delivery] = [:]
         var lastDelivery: Int64 = 0
@@ -44,7 +46,11 @@ final class MemoryDurableStore: DurableEventStore {
     }
 
     func subscribe(_ subscriber: String, module: ModuleID, to type: String) {
-        state.withLock { $0.subscribers[subscriber] = (module, type) }
+        let now = clock.now()
+        state.withLock { state in
+            state.subscribers[subscriber] = (module, type)
+            state.lastRun[subscriber] = now
+        }
     }
 
     func append(_ events: [OutboxEvent]) {
@@ -72,6 +78,7 @@ final class MemoryDurableStore: DurableEventStore {
         let now = clock.now()
         let claim = UUID()
         return state.withLock { state in
+            state.lastRun[subscriber] = now
             var claimed: [DurableDelivery] = []
             for id in state.open[subscriber] ?? [] where claimed.count < limit {
                 guard let delivery = state.deliveries[id], delivery.reason == nil, delivery.dueAt <= now,
@@ -165,6 +172,32 @@ final class MemoryDurableStore: DurableEventStore {
                     state.deliveries[id]?.claim = nil
                     state.deliveries[id]?.lastError = reason
                 }
+            }
+        }
+    }
+
+    func handlersWithPendingDeliveries() -> [RecordedHandler] {
+        let now = clock.now()
+        return state.withLock { state in
+            state.subscribers.keys.sorted().compactMap { subscriber in
+                guard let handler = state.subscribers[subscriber] else { return nil }
+                let pending = (state.open[subscriber] ?? []).count { state.deliveries[$0]?.reason == nil }
+                guard pending > 0 else { return nil }
+                return RecordedHandler(
+                    subscriber: subscriber, module: handler.module, pending: pending,
+                    idle: now - (state.lastRun[subscriber] ?? now), runElsewhere: false)
+            }
+        }
+    }
+
+    func abandon(subscriber: String, reason: String) {
+        state.withLock { state in
+            state.subscribers[subscriber] = nil
+            for id in state.open[subscriber] ?? [] where state.deliveries[id]?.reason == nil {
+                state.deliveries[id]?.reason = .abandoned
+                state.deliveries[id]?.claimedUntil = nil
+                state.deliveries[id]?.claim = nil
+                state.deliveries[id]?.lastError = reason
             }
         }
     }

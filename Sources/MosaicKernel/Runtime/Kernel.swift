@@ -72,6 +72,8 @@ public actor Kernel {
     var authorizationDiagnostics: [Diagnostic] = []
     /// How this instance follows the policy instances share: the watch on its changes, and how its reads went.
     var policyReads = SharedPolicyReads()
+    /// The sweep that abandons the deliveries of durable handlers nothing runs any more.
+    var strandedSweep: Task<Void, Never>?
 
     // MARK: Each module's life (a record per graph position; its grants live in the record's ledger)
 
@@ -201,6 +203,7 @@ public actor Kernel {
         eventHub.finish()
         for index in records.indices { records[index].ledger?.withdraw() }
         policyReads.stop()
+        strandedSweep?.cancel()
         changes.finish()
         contributionStore.finish()
         deeplinkRouter.finish()
@@ -270,6 +273,7 @@ public actor Kernel {
             }
             watchConfiguration()
             watchSharedPolicy()
+            watchStrandedHandlers()
             bootDuration = clock.now() - started
             telemetry.record(MetricName.bootDuration, [], bootDuration)
             span.end()
@@ -288,6 +292,8 @@ public actor Kernel {
             configurationReads.watch?.cancel()
             configurationReads.watch = nil
             policyReads.stop()
+            strandedSweep?.cancel()
+            strandedSweep = nil
             let span = telemetry.startSpan(SpanName.shutdown)
             await within(span) { await deactivate(records.indices.filter { records[$0].isActive }) }
             span.end()
