@@ -1,6 +1,7 @@
 internal import Hummingbird
 internal import HummingbirdCore
 public import Logging
+internal import Mosaic
 public import MosaicKernel
 internal import NIOCore
 package import ServiceLifecycle
@@ -136,9 +137,6 @@ extension TimeAmount {
     /// `duration` as NIO's time amount, clamped: a limit meant as "never" (`.seconds(.max)`) must not overflow into
     /// a trap.
     init(clamping duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        self = .nanoseconds(
-            overflow ? .max : nanoseconds.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue)
+        self = .nanoseconds(duration.nanosecondsClamped)
     }
 }

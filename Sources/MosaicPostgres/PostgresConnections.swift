@@ -35,8 +35,7 @@ final class PostgresConnections: Sendable {
 
     /// The real timer: a task scheduled on the connection's event loop.
     static let eventLoopTimer: QueryTimer = { loop, timeout, expire in
-        let (seconds, attoseconds) = timeout.components
-        let task = loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+        let task = loop.scheduleTask(in: .nanoseconds(timeout.nanosecondsClamped)) {
             expire()
         }
         return { task.cancel() }

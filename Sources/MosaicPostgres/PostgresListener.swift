@@ -189,7 +189,7 @@ final class PostgresListener: Sendable {
                 delay = .milliseconds(100)
             }
             do {
-                try await Task.sleep(for: delay)
+                try await Task.sleep(for: delay.bounded)
             } catch {
                 return
             }
@@ -207,7 +207,7 @@ final class PostgresListener: Sendable {
     private func heartbeats(on connection: PostgresConnection) async {
         var beats = 0
         while !connection.isClosed {
-            guard (try? await Task.sleep(for: heartbeat)) != nil else { return }
+            guard (try? await Task.sleep(for: heartbeat.bounded)) != nil else { return }
             probePool()
             do {
                 _ = try await connections.deadlined("SELECT 1", on: connection, within: heartbeat).get()
@@ -284,7 +284,7 @@ final class PostgresListener: Sendable {
                     }
                 }
                 group.addTask {
-                    try? await Task.sleep(for: heartbeat * 2)
+                    try? await Task.sleep(for: (heartbeat * 2).bounded)
                     return nil
                 }
                 let first = await group.next() ?? nil

@@ -188,6 +188,12 @@ extension PostgresConnections {
         _ = try await run("SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))", within: long)
         _ = try await run("CREATE TABLE IF NOT EXISTS mosaic_schema (version integer NOT NULL)")
         let applied = try await run("SELECT version FROM mosaic_schema").rows.map { try $0.decode(Int.self) }.max() ?? 0
+        guard applied >= 0 else {
+            throw PostgresBackendError(
+                .schema,
+                "\(url) has mosaic_schema.version \(applied), which no Mosaic writes. Set it to the number of steps "
+                    + "the tables have, or use a database of its own.")
+        }
         guard applied <= PostgresSchema.steps.count else {
             throw PostgresBackendError(
                 .schema,

@@ -95,6 +95,22 @@ struct WebDefenceTests {
         }
     }
 
+    @Test(
+        "a module's response with a status HTTP does not have, or thousands of header fields, is answered, not a trap")
+    func impossibleResponses() async throws {
+        let (_, web) = try await ghostWeb([ImpossibleResponsesModule.self])
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
+            for status in [1000, -1, 100] {
+                let answer = try await client.get("/api/impossible-status/\(status)")
+                #expect(answer.status == 500)
+                #expect(answer.body.contains("not a final HTTP status"), "\(answer.body)")
+            }
+            let crowded = try await client.get("/api/impossible-headers")
+            #expect(crowded.status == 200, "\(crowded.body.prefix(300))")
+            #expect(crowded.headers.count < 300, "at most 200 of the module's fields are sent")
+        }
+    }
+
     @Test("a state-changing request to the host without proof is refused, whatever its method")
     func hostMethods() async throws {
         let (app, web) = try await ghostWeb()
@@ -324,6 +340,20 @@ struct ForecastRouteModule: Module {
         module.route(.get, "/forecast/:city") { request in
             let city = request.parameters["city"] ?? ""
             return .json("\(try ForecastReader().weather().weather(in: city)?.temperature ?? 0)")
+        }
+    }
+}
+
+/// Answers with what HTTP cannot carry: a status outside 200 to 599, or 70,000 header fields.
+struct ImpossibleResponsesModule: Module {
+    static let manifest = Manifest(id: "com.test.impossible", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.route(.get, "/impossible-headers") { _ in
+            WebResponse(
+                headers: Dictionary(uniqueKeysWithValues: (0..<70_000).map { ("X-Field-\($0)", "x") }), body: "many")
+        }
+        module.route(.get, "/impossible-status/:status") { request in
+            WebResponse(status: Int(request.parameters["status"] ?? "") ?? 0, body: "impossible")
         }
     }
 }

@@ -4,10 +4,10 @@ import Testing
 @Suite struct VersionRangeTests {
     @Test("half-open, closed, from and at-least ranges accept what they say")
     func containment() {
-        let halfOpen = VersionRange("1.0.0"..<"2.0.0")
+        let halfOpen = ("1.0.0"..<"2.0.0" as VersionRange)
         #expect(halfOpen.contains("1.0.0") && halfOpen.contains("1.9.9"))
         #expect(!halfOpen.contains("2.0.0") && !halfOpen.contains("0.9.9"))
-        let closed = VersionRange("1.0.0"..."1.4.0")
+        let closed = ("1.0.0"..."1.4.0" as VersionRange)
         #expect(closed.contains("1.4.0") && !closed.contains("1.4.1"))
         let from = VersionRange.from("1.2.0")
         #expect(from.contains("1.2.0") && from.contains("1.99.0") && !from.contains("2.0.0") && !from.contains("1.1.0"))
@@ -35,11 +35,11 @@ import Testing
             switch next(5) {
             case 0:
                 guard lower < upper else { continue }
-                range = VersionRange(lower..<upper)
+                range = lower..<upper
                 expected = !(candidate < lower) && candidate < upper
             case 1:
                 guard lower <= upper else { continue }
-                range = VersionRange(lower...upper)
+                range = lower...upper
                 expected = !(candidate < lower) && !(upper < candidate)
             case 2:
                 range = .atLeast(lower)
@@ -57,9 +57,9 @@ import Testing
 
     @Test("pre-releases match only ranges whose bounds are pre-releases")
     func prereleases() {
-        #expect(!VersionRange("1.0.0"..<"2.0.0").contains("1.5.0-beta"))
+        #expect(!("1.0.0"..<"2.0.0" as VersionRange).contains("1.5.0-beta"))
         #expect(!VersionRange.any.contains("1.5.0-beta"))
-        #expect(VersionRange("1.5.0-alpha"..<"2.0.0").contains("1.5.0-beta"))
+        #expect(("1.5.0-alpha"..<"2.0.0" as VersionRange).contains("1.5.0-beta"))
         #expect(VersionRange.atLeast("2.0.0-rc.1").contains("2.0.0-rc.2"))
     }
 
@@ -104,8 +104,8 @@ import Testing
 
     @Test("a pre-release of a release upper bound's own version is outside a half-open range")
     func prereleaseOfUpperBound() {
-        #expect(!VersionRange("1.0.0-rc.1"..<"2.0.0").contains("2.0.0-alpha"))
-        #expect(VersionRange("1.0.0-rc.1"..<"2.0.0").contains("1.0.0-rc.2"))
-        #expect(VersionRange("1.0.0"..."2.0.0-beta").contains("2.0.0-alpha"))
+        #expect(!("1.0.0-rc.1"..<"2.0.0" as VersionRange).contains("2.0.0-alpha"))
+        #expect(("1.0.0-rc.1"..<"2.0.0" as VersionRange).contains("1.0.0-rc.2"))
+        #expect(("1.0.0"..."2.0.0-beta" as VersionRange).contains("2.0.0-alpha"))
     }
 }

@@ -45,16 +45,6 @@ public struct VersionRange: Sendable, Hashable, Codable, CustomStringConvertible
         self.problem = Self.problem(lowerBound, upperBound, includesUpperBound)
     }
 
-    /// `lower..<upper`.
-    public init(_ range: Range<SemanticVersion>) {
-        self.init(lowerBound: range.lowerBound, upperBound: range.upperBound, includesUpperBound: false)
-    }
-
-    /// `lower...upper`.
-    public init(_ range: ClosedRange<SemanticVersion>) {
-        self.init(lowerBound: range.lowerBound, upperBound: range.upperBound, includesUpperBound: true)
-    }
-
     /// `version` or any later version.
     public static func atLeast(_ version: SemanticVersion) -> VersionRange {
         VersionRange(lowerBound: version, upperBound: nil, includesUpperBound: false)

@@ -138,17 +138,23 @@ package final class ServiceBox: @unchecked Sendable {
     }
 
     /// Builds the instance once, under the lock; inside `withOverrides` it is built fresh and not kept, so a test's
-    /// mocks never leak into the kernel's singletons.
+    /// mocks never leak into the kernel's singletons. A factory that resolves this service again, itself or through
+    /// another factory, fails with ``ServiceError/Code-swift.struct/cycle`` (the lock is not taken twice).
     @usableFromInline
     func publish<T>(_ table: ServiceTable, as _: T.Type) throws(ServiceError) -> T {
         if OverrideScope.areActive, OverrideScope.current != nil { return try build(table, as: T.self) }
+        let underway = ServiceBuilds.underway
+        guard !underway.contains(ObjectIdentifier(self)) else { throw cycle() }
         return try storage.withLock { address throws(ServiceError) -> T in
             if address != 0 { return Self.instance(at: address, as: T.self) }
             // Checked again under the lock: a deactivation that cleared the instance must not see a new one appear.
             guard active.load(ordering: .sequentiallyConsistent) else { throw inactive() }
             let memory = UnsafeMutablePointer<T>.allocate(capacity: 1)
             do throws(ServiceError) {
-                memory.initialize(to: try build(table, as: T.self))
+                memory.initialize(
+                    to: try ServiceBuilds.building(underway + [ObjectIdentifier(self)]) { () throws(ServiceError) in
+                        try build(table, as: T.self)
+                    })
             } catch {
                 memory.deallocate()
                 throw error
@@ -187,6 +193,14 @@ package final class ServiceBox: @unchecked Sendable {
         } catch {
             throw factoryFailed(error)
         }
+    }
+
+    func cycle() -> ServiceError {
+        ServiceError(
+            .cycle, service: key.name, provider: provider,
+            message: "the factory of \(key.name) in \(provider) resolves \(key.name) while it builds it, itself or "
+                + "through another factory; take what it needs as a factory parameter instead, so that validation "
+                + "sees the cycle.")
     }
 
     @usableFromInline
@@ -270,5 +284,25 @@ package final class ServiceBox: @unchecked Sendable {
             .providerInactive, service: key.name, provider: provider,
             message: "\(key.name) is provided by \(provider), which is not active now; it comes back when "
                 + "\(provider) is activated again.")
+    }
+}
+
+/// The boxes whose instances the current task is building, innermost last: how a factory that resolves its own
+/// service is told apart from another task waiting for the same build.
+enum ServiceBuilds {
+    @TaskLocal static var underway: [ObjectIdentifier] = []
+
+    /// `build`'s result, with `underway` as the builds under way meanwhile.
+    static func building<T>(
+        _ underway: [ObjectIdentifier], _ build: () throws(ServiceError) -> T
+    ) throws(ServiceError) -> T {
+        do {
+            return try $underway.withValue(underway) { try build() }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            // `build` throws only service errors; `withValue` rethrows them untyped.
+            throw ServiceError(.factoryFailed, service: "\(T.self)", message: "\(error)", underlying: error)
+        }
     }
 }

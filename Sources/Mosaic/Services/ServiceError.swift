@@ -21,6 +21,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         public static let unimplemented = Code(rawValue: "unimplemented")
         /// An `@Injected` value was created outside any module's code, so it has no services to resolve from.
         public static let outsideModule = Code(rawValue: "outside-module")
+        /// The service's factory resolved the service it builds, directly or through other factories' resolves.
+        public static let cycle = Code(rawValue: "cycle")
     }
 
     /// The kind of failure.

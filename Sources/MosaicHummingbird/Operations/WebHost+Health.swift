@@ -26,7 +26,8 @@ extension WebHost {
         }
         let checkLines = checks.map { check in
             let since = check.sincePassed.map { age in
-                let tenths = age.components.seconds * 10 + age.components.attoseconds / 100_000_000_000_000_000
+                let (seconds, attoseconds) = age.bounded.components
+                let tenths = seconds * 10 + attoseconds / 100_000_000_000_000_000
                 return "passed \(tenths / 10).\(tenths % 10) s ago"
             }
             return "\(check.passing ? "ok" : "failing"): \(check.name): \(check.detail) (\(since ?? "never passed"))\n"
@@ -111,7 +112,7 @@ extension WebHost {
     }
 
     private static func sleep<C: Clock<Duration>>(_ clock: C, _ duration: Duration) async throws {
-        try await clock.sleep(for: duration)
+        try await clock.sleep(for: duration.bounded)
     }
 }
 

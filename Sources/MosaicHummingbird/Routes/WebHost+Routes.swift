@@ -146,14 +146,25 @@ extension WebHost {
         }
     }
 
+    /// At most this many header fields of a module's response are sent (HTTP servers refuse far fewer anyway).
+    static let responseHeaderLimit = 200
+
     static func hummingbird(_ response: WebResponse) -> Response {
+        // A status HTTP does not have (a module's route or middleware made it) is answered as the fault it is.
+        guard (200...599).contains(response.status) else {
+            return hummingbird(
+                WebResponse(
+                    status: 500,
+                    body: "The response had status \(response.status), which is not a final HTTP status (200 to "
+                        + "599); a module's route or middleware made it."))
+        }
         var headers = HTTPFields()
         // Room for `Content-Length` and the security headers too: the fields are allocated once per response.
         headers.reserveCapacity(2 + response.headers.count + securityFields.count)
         headers.append(
             response.contentType == htmlContentType.value
                 ? htmlContentType : HTTPField(name: .contentType, value: response.contentType))
-        for (name, value) in response.headers {
+        for (name, value) in response.headers.prefix(Self.responseHeaderLimit) {
             guard let field = HTTPField.Name(name) else { continue }
             // Replacing searches the fields; only `Content-Type`, or a name given twice in different case, is there.
             if headers.contains(field) {

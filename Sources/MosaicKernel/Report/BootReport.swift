@@ -97,7 +97,8 @@ public struct BootReport: Sendable {
 
     /// A duration in the unit that reads best: `850 µs`, `12.3 ms`, `2.10 s`.
     static func format(_ duration: Duration) -> String {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        let (whole, attoseconds) = duration.bounded.components
+        let seconds = Double(whole) + Double(attoseconds) * 1e-18
         if seconds < 1e-3 { return "\(Int((seconds * 1e6).rounded())) µs" }
         if seconds < 1 { return String(Int((seconds * 1e4).rounded())).insertingDecimal(places: 1) + " ms" }
         return String(Int((seconds * 100).rounded())).insertingDecimal(places: 2) + " s"

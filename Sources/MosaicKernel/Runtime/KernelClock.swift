@@ -1,3 +1,5 @@
+internal import Mosaic
+
 /// The clock the kernel reads for every time limit, delay and timing: ``KernelOptions/clock`` opened once, read
 /// as the time elapsed since the kernel was made.
 package struct KernelClock: Sendable {
@@ -19,6 +21,8 @@ package struct KernelClock: Sendable {
         let origin = clock.now
         return KernelClock(
             now: { origin.duration(to: clock.now) },
-            sleep: { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil) })
+            sleep: { deadline in
+                try await clock.sleep(until: origin.advanced(by: min(deadline, .longestWait)), tolerance: nil)
+            })
     }
 }

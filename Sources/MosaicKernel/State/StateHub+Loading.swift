@@ -59,6 +59,10 @@ extension StateHub {
         let loaded = try await storage(key.id, hold: hold, until: deadline) {
             await self.fetch(key, from: persister)
         }
+        // The values are compared outside the lock: `==` is the module's code. Nothing else changes the key meanwhile
+        // but a row arriving through the watch, which the load then leaves alone, as when it came first.
+        let held = state.withLock { state in state.entries[key.id].map { ($0.value as? Value, $0.version) } }
+        let differs = held.map { $0.0 != loaded.value } ?? false
         state.withLock { state in
             state.diagnostics += loaded.problems.filter { !state.diagnostics.contains($0) }
             guard loaded.read, let entry = state.entries[key.id], !entry.loaded else { return }
@@ -66,7 +70,7 @@ extension StateHub {
             // A newer row may have arrived through the watch while this one was read.
             if let adopted = entry.revision, adopted >= loaded.revision ?? .min { return }
             state.entries[key.id]?.revision = loaded.revision
-            if entry.value as? Value != loaded.value {
+            if differs || entry.version != held?.1 {
                 state.entries[key.id]?.value = loaded.value
                 state.entries[key.id]?.version = writes.advance()
                 entry.announce(loaded.value)

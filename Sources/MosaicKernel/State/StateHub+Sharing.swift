@@ -59,10 +59,10 @@ extension StateHub {
     /// Takes the row of `id` as gone, when this instance still holds it at `revision`: a write of its own that
     /// landed while the row was read keeps its value.
     private func adoptDeletion(_ id: String, heldAt revision: Int64) {
+        // The key's initial value is made outside the lock: making it runs no module code, but adopting a row does.
+        guard let adopt = state.withLock({ $0.entries[id]?.adopt }), let value = adopt(nil) else { return }
         state.withLock { state in
-            guard let entry = state.entries[id], let adopt = entry.adopt, entry.revision == revision,
-                let value = adopt(nil)
-            else { return }
+            guard let entry = state.entries[id], entry.revision == revision else { return }
             take(value, revision: nil, as: id, of: entry, in: &state)
         }
     }
@@ -70,24 +70,34 @@ extension StateHub {
     /// Takes `saved` at `revision` as `id`'s value when it is newer than what this instance holds (or, with
     /// `force`, whenever it differs: a write's conflict, where the row may also be gone). `false` when the row
     /// cannot be read by this instance; its value then stays as it was.
+    ///
+    /// The row is decoded (and migrated) outside the hub's lock: that runs the key's migrations and its value's
+    /// `init(from:)`, module code that may read shared state itself.
     @discardableResult
     func adopt(_ id: String, saved: SavedState?, revision: Int64?, force: Bool) -> Bool {
-        state.withLock { state in
-            // A key still loading takes the row too: its load keeps whichever of the two is newer.
-            guard let entry = state.entries[id], let adopt = entry.adopt else { return true }
-            if force ? entry.revision == revision : (revision ?? 0) <= (entry.revision ?? 0) { return true }
-            guard let value = adopt(saved) else {
-                let diagnostic = Diagnostic(
-                    .statePersistence, .warning, modules: [],
-                    message: "Another instance saved \(id) at version \(saved?.version ?? 0), which this instance "
-                        + "cannot read; it keeps its value and will not overwrite that row.",
-                    fix: "Run one app version across instances, or add a migration from that version.")
-                if !state.diagnostics.contains(diagnostic) { state.diagnostics.append(diagnostic) }
-                return false
-            }
-            take(value, revision: revision, as: id, of: entry, in: &state)
-            return true
+        func wanted(_ entry: Entry) -> Bool {
+            force ? entry.revision != revision : (revision ?? 0) > (entry.revision ?? 0)
         }
+        // A key still loading takes the row too: its load keeps whichever of the two is newer.
+        guard let adopt = state.withLock({ state in state.entries[id].flatMap { wanted($0) ? $0.adopt : nil } })
+        else { return true }
+        guard let value = adopt(saved) else {
+            let diagnostic = Diagnostic(
+                .statePersistence, .warning, modules: [],
+                message: "Another instance saved \(id) at version \(saved?.version ?? 0), which this instance "
+                    + "cannot read; it keeps its value and will not overwrite that row.",
+                fix: "Run one app version across instances, or add a migration from that version.")
+            state.withLock { state in
+                if !state.diagnostics.contains(diagnostic) { state.diagnostics.append(diagnostic) }
+            }
+            return false
+        }
+        state.withLock { state in
+            // Another row may have arrived while this one was decoded: the newer wins, as it would have then.
+            guard let entry = state.entries[id], wanted(entry) else { return }
+            take(value, revision: revision, as: id, of: entry, in: &state)
+        }
+        return true
     }
 
     /// Makes `value`, saved at `revision`, the value of `id` (whose entry is `entry`), and tells its observers.
