@@ -30,7 +30,7 @@ is stopped.
     python3 Scripts/faults.py .build/debug/ghost
 """
 import json, os, re, signal, subprocess, sys, threading, time, urllib.error, urllib.parse, urllib.request
-from pgcluster import Cluster, get, start_ghost
+from pgcluster import OPERATOR_KEY, Cluster, get, start_ghost
 
 ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
 if not os.path.exists(ghost):
@@ -56,7 +56,7 @@ class Instance:
 
     def post(self, path, fields, timeout=10):
         """POSTs a form; the status and body (None, None when nothing answered)."""
-        body = urllib.parse.urlencode({"csrf": self.token, **fields}).encode()
+        body = urllib.parse.urlencode({"csrf": self.token, "operator_key": OPERATOR_KEY, **fields}).encode()
         request = urllib.request.Request(self.base + path, data=body, headers={"Origin": self.base})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:

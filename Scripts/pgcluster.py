@@ -17,14 +17,23 @@ def get(url, timeout=5):
         return response.read().decode()
 
 
-def start_ghost(ghost, name, url, root, *options):
+# The operator key every Ghost these scripts start is given (changing the app needs it, however it is reached).
+OPERATOR_KEY = "f" * 64
+
+
+def start_ghost(ghost, name, url, root, *options, keyed=True):
     """Starts `ghost` on `url` (on its data directory alone when None) with a data directory and log under `root`,
-    waits until its admin port says ready; returns the process and the base URL of its public port."""
+    and OPERATOR_KEY as its operator key (none when not `keyed`); waits until its admin port says ready; returns the
+    process and the base URL of its public port."""
     port, admin = free_port(), free_port()
     log = open(os.path.join(root, f"{name}.log"), "w")
+    key = os.path.join(root, "operator.key")
+    with open(key, "w") as file:
+        file.write(OPERATOR_KEY)
     database = ["--database-url", url] if url else []
+    operator = ["--operator-key-file", key] if keyed else []
     process = subprocess.Popen(
-        [ghost, "--port", str(port), "--admin-port", str(admin), *database,
+        [ghost, "--port", str(port), "--admin-port", str(admin), *database, *operator,
          "--data-directory", os.path.join(root, name), *options], stdout=log, stderr=subprocess.STDOUT)
     for _ in range(300):
         try:

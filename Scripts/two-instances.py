@@ -13,7 +13,7 @@ stopped at the end.
     python3 Scripts/two-instances.py .build/debug/ghost
 """
 import os, re, sys, time, urllib.parse, urllib.request
-from pgcluster import Cluster, get, start_ghost
+from pgcluster import OPERATOR_KEY, Cluster, get, start_ghost
 
 ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
 if not os.path.exists(ghost):
@@ -22,7 +22,7 @@ if not os.path.exists(ghost):
 
 def post(base, path, fields):
     token = re.search(r'name="csrf" value="([^"]+)"', get(base + "/settings")).group(1)
-    body = urllib.parse.urlencode({"csrf": token, **fields}).encode()
+    body = urllib.parse.urlencode({"csrf": token, "operator_key": OPERATOR_KEY, **fields}).encode()
     request = urllib.request.Request(base + path, data=body, headers={"Origin": base})
     try:
         urllib.request.urlopen(request, timeout=5).read()

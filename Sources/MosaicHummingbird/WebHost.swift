@@ -41,6 +41,8 @@ public struct WebHost: Sendable {
     let renders = RenderCache()
     /// The entitlements the modules name, found once: the catalog does not change while the host serves it.
     let declaredEntitlements: Set<Entitlement>
+    /// The wrong operator keys each client presented lately.
+    let keyAttempts: KeyAttempts
 
     /// A host for `kernel`, whose modules `catalog` lists; it draws a fresh form token each time it is made.
     ///
@@ -58,6 +60,7 @@ public struct WebHost: Sendable {
         self.options = options
         self.logger = logger
         declaredEntitlements = catalog.declaredEntitlements
+        keyAttempts = KeyAttempts(clock: operations.clock)
         var generator = SystemRandomNumberGenerator()
         csrfToken = Self.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }

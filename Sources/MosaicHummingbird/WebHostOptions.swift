@@ -27,11 +27,22 @@ public struct WebHostOptions: Sendable, Hashable {
     public var minimumBodyRate: Int
     /// How long a request body may arrive at any rate before ``minimumBodyRate`` applies.
     public var bodyGracePeriod: Duration
-    /// The secret an operator presents to change the app (grant or revoke an entitlement, resubmit an event):
-    /// the settings forms' "Operator key" field, or `Authorization: Bearer <key>`. When set, every such change needs
-    /// it; when `nil`, changes are taken only by a router served on loopback (see ``WebHost/Exposure``). Keep it out
-    /// of command lines and logs (ghost reads it from `--operator-key-file`).
-    public var operatorKey: String?
+    /// The secret an operator presents to change the app (grant or revoke an entitlement, resubmit an event).
+    ///
+    /// Rules:
+    /// - Every change needs it, wherever the server is bound: behind a proxy on the same machine every request comes
+    ///   from loopback, so an address proves nothing.
+    /// - It is presented as `Authorization: Bearer <key>` (the scheme in any case), the forms' "Operator key" field,
+    ///   or the cookie `GET /operator?key=<key>` sets, which also shows operators the detail pages keep from others.
+    /// - Without one (`nil`) nothing changes the app over HTTP, unless ``unsafeChangesWithoutKeyOnLoopback`` is set.
+    /// - Wrong keys are slowed per client: after 5 in a minute, the client is answered 429 until the minute is over.
+    /// - Keep it out of command lines and logs (ghost reads it from `--operator-key-file`, or makes one at start and
+    ///   prints the URL that carries it).
+    public var operatorKey: OperatorKey?
+    /// Lets anyone who reaches a router served on loopback change the app without a key, as long as the request
+    /// came through no proxy (it carries no `Forwarded` or `X-Forwarded-*` field). Unsafe: any program on the
+    /// machine, and any proxy in front that strips those fields, may then change the app. For development only.
+    public var unsafeChangesWithoutKeyOnLoopback = false
 
     /// The loopback names: `localhost`, `127.0.0.1` and `[::1]`.
     public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
@@ -41,7 +52,7 @@ public struct WebHostOptions: Sendable, Hashable {
     /// no operator key. Host names are lowercased.
     public init(
         allowedHosts: Set<String> = Self.loopbackHosts, maximumBodySize: Int = 16_384, maximumHeaderCount: Int = 100,
-        idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: String? = nil,
+        idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: OperatorKey? = nil,
         maximumHeaderLineSize: Int = 16_384, minimumBodyRate: Int = 240, bodyGracePeriod: Duration = .seconds(5),
         maximumConnectionsPerClient: Int = 128
     ) {

@@ -10,8 +10,8 @@ package import UnixSignals
 /// Serves a ``WebHost`` until SIGINT or SIGTERM, then shuts down gracefully: the server stops accepting
 /// connections and finishes the requests in flight, and only then do the modules deactivate (dependents first).
 ///
-/// Served on loopback, anyone who reaches the server may change the app (grant, revoke, resubmit); served on any
-/// other address, only with ``WebHostOptions/operatorKey`` (see ``WebHost/Exposure``).
+/// Whoever changes the app (grant, revoke, resubmit) presents ``WebHostOptions/operatorKey``, however the server is
+/// bound: behind a proxy every request comes from loopback.
 ///
 /// The server keeps ``WebHost/options``: connections idle for ``WebHostOptions/idleTimeout`` (including one that
 /// sends part of a request and then nothing) are closed, and at most ``WebHostOptions/maximumConnections`` are

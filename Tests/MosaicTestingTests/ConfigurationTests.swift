@@ -144,8 +144,9 @@ struct ConfigurationTests {
             logger: Logger(label: "test.web") { _ in log },
             operations: OperationsOptions(metrics: { metrics.text }))
         web.readiness.markReady()
-        let pages = try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
-            let modules = try await client.get("/modules")
+        // Configuration is operator detail: on the admin port's page, as /metrics is.
+        let pages = try await Application(router: web.adminRouter()).test(.router) { client in
+            let modules = try await client.get("/")
             #expect(modules.body.contains("com.test.mailer.apiKey"))
             #expect(modules.body.contains("•••••• (secret)"))
             #expect(modules.body.contains("com.test.mailer.retries</td><td>5"))

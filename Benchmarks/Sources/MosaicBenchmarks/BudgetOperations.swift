@@ -17,7 +17,7 @@ let budgetOperations: [String: @Sendable (_ count: Int) async throws -> Void] = 
     },
     "injected": { count in
         let (kernel, module) = try await injectingModule()
-        for _ in 0..<count { consume(module.shared) }
+        for _ in 0..<count { consume(try module.shared()) }
         await kernel.shutdown()
     },
     "transient": { count in

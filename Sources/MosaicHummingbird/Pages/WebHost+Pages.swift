@@ -41,15 +41,23 @@ extension WebHost {
                 + "<td>\(HTML.escape(Self.phaseTimes(module.phaseTimes)))</td>"
                 + "<td>\(HTML.escape(module.explanation))</td></tr>"
         }
-        let diagnostics = report.diagnostics.map { "<li>\(HTML.escape($0.description))</li>" }
         return Page(
             title: "Modules",
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
                 + "<th>Version</th><th>State</th><th>Activation</th><th>Cause</th><th>Phases</th><th>Reason</th></tr></thead><tbody>"
                 + rows.joined() + "</tbody></table>" + exemptRoutes()
-                + (await configurationSection(report.modules.map(\.id))) + (await strandedSection())
-                + (await undeliveredSection())
-                + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>"))
+                + "<p>Operator detail (diagnostics, configuration, durable events a handler did not get) is on the "
+                + "admin port's page, for operators only.</p>")
+    }
+
+    /// What operators read and nobody else: the diagnostics, each module's configuration, the stranded handlers and
+    /// the undelivered events, with their resubmit forms.
+    func operatorDetail() async -> String {
+        let report = await kernel.report()
+        let diagnostics = report.diagnostics.map { "<li>\(HTML.escape($0.description))</li>" }
+        return (await configurationSection(report.modules.map(\.id))) + (await strandedSection())
+            + (await undeliveredSection())
+            + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>")
     }
 
     /// Durable events a handler did not get (parked or abandoned), each with a form that resubmits it; nothing

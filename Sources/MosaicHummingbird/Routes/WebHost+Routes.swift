@@ -10,15 +10,16 @@ extension WebHost {
     /// modules' own routes under `/api`, all behind the host's defences (see ``WebHost``); `HEAD` answers wherever
     /// `GET` does. Module middleware wraps every response.
     ///
-    /// `exposure` says where the router is served, and so who may change the app through it: ``Exposure/network``
-    /// (the default, which fails closed) takes a change only with ``WebHostOptions/operatorKey``;
-    /// ``Exposure/loopback`` takes it from anyone when there is no key. ``WebServer`` passes what its address is.
-    public func router(servedOn exposure: Exposure = .network) -> Router<BasicRequestContext> {
-        let router = Router(options: .autoGenerateHeadEndpoints)
+    /// Changing the app always needs ``WebHostOptions/operatorKey``; `exposure` (where the router is served, which
+    /// ``WebServer`` passes) matters only to the development opt-in
+    /// ``WebHostOptions/unsafeChangesWithoutKeyOnLoopback``. `/metrics` and operator detail are served on the admin
+    /// port only.
+    public func router(servedOn exposure: Exposure = .network) -> Router<WebRequestContext> {
+        let router = Router(context: WebRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: DefenceMiddleware(host: self))
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
         // A link in path form, `/TAB/FEATURE…`.
-        let link: @Sendable (Request, BasicRequestContext) async -> Response = { request, _ in
+        let link: @Sendable (Request, WebRequestContext) async -> Response = { request, _ in
             await respond(request) { _ in await open(path: request.uri.path, query: request.uri.query) }
         }
         // The landing page, first of all: the router compares a path with the constant routes in the order they were
@@ -26,7 +27,7 @@ extension WebHost {
         // `/:tab/**`, so the landing tab's links have a route of their own.
         router.get("/dashboard") { request, _ in await respond(request) { _ in await tabResponse("dashboard") } }
         router.get("/dashboard/**", use: link)
-        addOperationsRoutes(to: router, detailed: false, metrics: exposure == .loopback)
+        addOperationsRoutes(to: router, detailed: false, metrics: false)
         router.get("/modules") { request, _ in
             await respond(request) { _ in await shell(modulesPage(), live: "/modules") }
         }

@@ -58,12 +58,20 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A file holding the operator key, which granting, revoking and resubmitting then need.",
-            discussion: "Served on loopback (the default), anyone on this machine may change the app without a key. "
-                + "Served on a network (--bind 0.0.0.0), changes are refused unless this key is set and presented: "
-                + "in the Settings form's Operator key field, or as Authorization: Bearer. At least 16 characters; "
-                + "a file keeps it out of the process list."))
+            "A file holding the operator key, which granting, revoking and resubmitting need.",
+            discussion: "Without it, Ghost makes a key at start and prints the URL that signs an operator in with it "
+                + "(as a notebook server prints its token URL). However the app is reached, even through a proxy on "
+                + "this machine, changes need the key: in the Settings form's Operator key field, the cookie that "
+                + "URL sets, or Authorization: Bearer. 32 to 256 letters, digits or -._~+/= (openssl rand -hex 32 "
+                + "makes one); a file keeps it out of the process list."))
     var operatorKeyFile: String?
+
+    @Flag(
+        help: ArgumentHelp(
+            "Unsafe, for development only: let any program on this machine change the app without a key.",
+            discussion: "Applies to requests to a loopback address that came through no proxy (no Forwarded or "
+                + "X-Forwarded-* field)."))
+    var unsafeNoOperatorKey = false
 
     @Option(help: "Seconds a connection may send nothing before it is closed.")
     var idleTimeout = 30
@@ -165,9 +173,8 @@ struct Serve: AsyncParsableCommand {
             storageTimeLimit: .seconds(storageTimeLimit))
         let database = try await sharedDatabase()
         configuration.sharedStorage = database?.storage
-        // Analytics recognises a delivery it counted before among the last 1,000 it counted, and one whose
-        // completion a crash lost comes back when its claim's lease runs out: a lease of seconds, not two minutes,
-        // brings it back well within them (its handler takes milliseconds, or as long as storage may).
+        // A delivery an instance claimed before it was killed comes back when its claim's lease runs out: a lease
+        // of seconds, not two minutes, brings it back soon (a handler takes milliseconds, or as long as storage may).
         let handlerLimit = Duration.seconds(storageTimeLimit + 1)
         configuration.durableEvents = DurableEventOptions(handlerTimeLimit: handlerLimit, claimLease: handlerLimit * 3)
         let (providers, reloadingFile) = try await configurationProviders()
@@ -183,9 +190,13 @@ struct Serve: AsyncParsableCommand {
             await database?.close()
             return
         }
-        let options = WebHostOptions(
+        let given = try operatorKey()
+        // Without a key given (and unless the unsafe flag is set), a fresh one, printed once with the URL to use it.
+        let key = given ?? (unsafeNoOperatorKey ? nil : OperatorKey.random())
+        var options = WebHostOptions(
             allowedHosts: WebHostOptions.loopbackHosts.union(allowedHosts), idleTimeout: .seconds(idleTimeout),
-            operatorKey: try operatorKey())
+            operatorKey: key)
+        options.unsafeChangesWithoutKeyOnLoopback = unsafeNoOperatorKey
         let host = WebHost(
             kernel: kernel, catalog: catalog, scheme: AppManifest.scheme, title: "Ghost", options: options,
             logger: Logger(label: "ghost.web"),
@@ -197,29 +208,34 @@ struct Serve: AsyncParsableCommand {
         try await WebServer.run(
             host, address: bind, port: port, admin: adminPort.map { AdminAddress(port: $0) },
             logger: Logger(label: "ghost"),
-            onRunning: { port in print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.") },
+            onRunning: { port in
+                print("\nGhost is running at http://\(bind):\(port)/ — Ctrl-C stops it.")
+                if given == nil, let key {
+                    print(
+                        "To change it (Settings: grant, revoke), open http://\(bind):\(port)/operator?key=\(key.secret)"
+                    )
+                }
+            },
             onBooted: { print($0.table) })
         await database?.close()
         print("Ghost stopped: server closed, requests finished, modules deactivated.")
     }
 
     /// The key in `--operator-key-file`, without surrounding whitespace, or `nil` without the option.
-    func operatorKey() throws -> String? {
+    func operatorKey() throws -> OperatorKey? {
         guard let operatorKeyFile else { return nil }
-        let key: String
+        let text: String
         do {
-            key = try String(contentsOfFile: operatorKeyFile, encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+            text = try String(contentsOfFile: operatorKeyFile, encoding: .utf8)
         } catch {
             throw ValidationError(
                 "--operator-key-file \(operatorKeyFile) cannot be read (\(error)); name a readable file.")
         }
-        guard key.count >= 16 else {
-            throw ValidationError(
-                "--operator-key-file \(operatorKeyFile) holds \(key.count) characters; an operator key needs at least 16 "
-                    + "(openssl rand -hex 32 makes one).")
+        do {
+            return try OperatorKey(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        } catch {
+            throw ValidationError("--operator-key-file \(operatorKeyFile): \(error)")
         }
-        return key
     }
 
     /// The PostgreSQL database named by `--database-url` or `DATABASE_URL`, connected, or `nil` for neither.
