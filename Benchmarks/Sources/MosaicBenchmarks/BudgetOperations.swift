@@ -129,7 +129,7 @@ func getRepeatedly(_ count: Int, bare: Bool) async throws {
     let page = try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
         try await client.execute(uri: "/dashboard", method: .get) { $0.body }
     }
-    let router = Router()
+    let router = Router(context: WebRequestContext.self)
     if bare {
         router.get("/dashboard") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: page))

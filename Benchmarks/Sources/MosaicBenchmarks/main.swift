@@ -21,7 +21,9 @@
 // `… MosaicBenchmarks propagation URL` times a state write on one instance reaching an observer on another through
 // the PostgreSQL database at URL (postgres.sh starts a cluster of its own and runs it);
 // `… MosaicBenchmarks durable URL` measures durable events there, and state writes (postgres.sh durable), and `durable-publish URL COUNT` /
-// `durable-consume URL` are the two roles durable-crash.py runs as processes and kills.
+// `durable-consume URL` are the two roles durable-crash.py runs as processes and kills;
+// `… MosaicBenchmarks durable-tx [URL]` drains a backlog with a handler that counts in its transaction against one that
+// writes its count and records its completion apart, on the embedded store and (with URL) PostgreSQL (postgres.sh durable-tx).
 import Logging
 import Mosaic
 import MosaicKernel
@@ -94,6 +96,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     let backend = try await PostgresBackend.connect(url: CommandLine.arguments[2])
     try await runStateWriteBenchmark(title: "PostgreSQL", sharedStorage: backend.storage)
     await backend.close()
+} else if CommandLine.arguments.dropFirst().first == "durable-tx" {
+    try await runTransactionalBenchmark(postgres: CommandLine.arguments.count > 2 ? CommandLine.arguments[2] : nil)
 } else if CommandLine.arguments.dropFirst().first == "durable-publish", CommandLine.arguments.count > 3 {
     try await runDurablePublisher(url: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10_000)
 } else if CommandLine.arguments.dropFirst().first == "durable-consume", CommandLine.arguments.count > 2 {

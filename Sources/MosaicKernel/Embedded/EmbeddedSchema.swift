@@ -83,3 +83,21 @@ struct Columns {
     func integer(_ index: Int) -> Int64? { Int64.fromDatabaseValue(value(index)) }
     func real(_ index: Int) -> Double? { Double.fromDatabaseValue(value(index)) }
 }
+
+extension Database {
+    /// Runs `sql`, one statement, compiled once per connection and kept: the outbox's and the state's statements
+    /// run for every write, publish, claim and completion, and compiling them was much of their cost.
+    func run(_ sql: String, _ arguments: StatementArguments = StatementArguments()) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
+    /// The rows `sql` (one statement, kept compiled) answers.
+    func rows(_ sql: String, _ arguments: StatementArguments = StatementArguments()) throws -> [Row] {
+        try Row.fetchAll(cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    /// The first row `sql` (one statement, kept compiled) answers.
+    func row(_ sql: String, _ arguments: StatementArguments = StatementArguments()) throws -> Row? {
+        try Row.fetchOne(cachedStatement(sql: sql), arguments: arguments)
+    }
+}

@@ -10,13 +10,12 @@ extension EmbeddedStorage: DurableEventStore {
     func subscribe(_ subscriber: String, module: ModuleID, to type: String) async throws {
         let now = now()
         try await ownedQueue().write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO mosaic_event_handler (subscriber, module, event_type, last_run_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (subscriber) DO UPDATE SET module = excluded.module, event_type = excluded.event_type,
-                        last_run_at = excluded.last_run_at
-                    """,
-                arguments: [subscriber, module.rawValue, type, now])
+            try db.run(
+                """
+                INSERT INTO mosaic_event_handler (subscriber, module, event_type, last_run_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (subscriber) DO UPDATE SET module = excluded.module, event_type = excluded.event_type,
+                    last_run_at = excluded.last_run_at
+                """, [subscriber, module.rawValue, type, now])
         }
         wakeUps.withLock { _ = $0.handlers[type, default: []].insert(subscriber) }
     }
@@ -36,20 +35,16 @@ extension EmbeddedStorage: DurableEventStore {
         let now = now()
         let claim = UUID()
         return try await ownedQueue().write { db in
-            try db.execute(
-                sql: "UPDATE mosaic_event_handler SET last_run_at = ? WHERE subscriber = ?",
-                arguments: [now, subscriber])
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT delivery.id, event.id, event.event_type, event.payload, event.sender, event.published_at,
-                        delivery.attempts
-                    FROM mosaic_delivery delivery JOIN mosaic_event event ON event.id = delivery.event_id
-                    WHERE delivery.subscriber = ? AND delivery.state = 'pending' AND delivery.due_at <= ?
-                        AND (delivery.claimed_until IS NULL OR delivery.claimed_until < ?)
-                    ORDER BY delivery.due_at, delivery.id LIMIT ?
-                    """,
-                arguments: [subscriber, now, now, max(0, limit)])
+            try db.run("UPDATE mosaic_event_handler SET last_run_at = ? WHERE subscriber = ?", [now, subscriber])
+            let rows = try db.rows(
+                """
+                SELECT delivery.id, event.id, event.event_type, event.payload, event.sender, event.published_at,
+                    delivery.attempts
+                FROM mosaic_delivery delivery JOIN mosaic_event event ON event.id = delivery.event_id
+                WHERE delivery.subscriber = ? AND delivery.state = 'pending' AND delivery.due_at <= ?
+                    AND (delivery.claimed_until IS NULL OR delivery.claimed_until < ?)
+                ORDER BY delivery.due_at, delivery.id LIMIT ?
+                """, [subscriber, now, now, max(0, limit)])
             var claimed: [DurableDelivery] = []
             var unreadable: [Int64] = []
             for row in rows {
@@ -70,12 +65,11 @@ extension EmbeddedStorage: DurableEventStore {
             }
             if !claimed.isEmpty {
                 let values: [any DatabaseValueConvertible] = [now + lease.inSeconds, claim.uuidString]
-                try db.execute(
-                    sql: """
-                        UPDATE mosaic_delivery SET attempts = attempts + 1, claimed_until = ?, claim = ?
-                        WHERE id IN (\(databaseQuestionMarks(count: claimed.count)))
-                        """,
-                    arguments: StatementArguments(values + claimed.map(\.id)))
+                try db.run(
+                    """
+                    UPDATE mosaic_delivery SET attempts = attempts + 1, claimed_until = ?, claim = ?
+                    WHERE id IN (\(databaseQuestionMarks(count: claimed.count)))
+                    """, StatementArguments(values + claimed.map(\.id)))
             }
             if !unreadable.isEmpty {
                 // A row edited by hand into something no handler can read: kept, listed, never handed out.
@@ -119,28 +113,25 @@ extension EmbeddedStorage: DurableEventStore {
     func release(_ deliveries: [Int64], claim: UUID) async throws {
         guard !deliveries.isEmpty else { return }
         try await file.queue().write { db in
-            try db.execute(
-                sql: """
-                    UPDATE mosaic_delivery SET claimed_until = NULL, claim = NULL, attempts = max(attempts - 1, 0)
-                    WHERE id IN (\(databaseQuestionMarks(count: deliveries.count))) AND claim = ?
-                        AND state = 'pending'
-                    """,
-                arguments: StatementArguments(
-                    deliveries.map { $0 as any DatabaseValueConvertible } + [claim.uuidString]))
+            try db.run(
+                """
+                UPDATE mosaic_delivery SET claimed_until = NULL, claim = NULL, attempts = max(attempts - 1, 0)
+                WHERE id IN (\(databaseQuestionMarks(count: deliveries.count))) AND claim = ?
+                    AND state = 'pending'
+                """,
+                StatementArguments(deliveries.map { $0 as any DatabaseValueConvertible } + [claim.uuidString]))
         }
     }
 
     func undelivered(limit: Int) async throws -> [UndeliveredEvent] {
         try await file.queue().read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT delivery.id, event.id, event.event_type, delivery.subscriber, event.sender,
-                        event.published_at, delivery.attempts, delivery.state, coalesce(delivery.last_error, '')
-                    FROM mosaic_delivery delivery LEFT JOIN mosaic_event event ON event.id = delivery.event_id
-                    WHERE delivery.state IN ('parked', 'abandoned') ORDER BY delivery.id LIMIT ?
-                    """,
-                arguments: [max(0, limit)]
+            try db.rows(
+                """
+                SELECT delivery.id, event.id, event.event_type, delivery.subscriber, event.sender,
+                    event.published_at, delivery.attempts, delivery.state, coalesce(delivery.last_error, '')
+                FROM mosaic_delivery delivery LEFT JOIN mosaic_event event ON event.id = delivery.event_id
+                WHERE delivery.state IN ('parked', 'abandoned') ORDER BY delivery.id LIMIT ?
+                """, [max(0, limit)]
             ).compactMap { row in
                 let columns = Columns(row)
                 guard let id = columns.integer(0) else { return nil }
@@ -159,13 +150,12 @@ extension EmbeddedStorage: DurableEventStore {
     func resubmit(_ delivery: Int64) async throws -> Bool {
         let now = now()
         let subscriber = try await file.queue().write { db -> String? in
-            try db.execute(
-                sql: """
-                    UPDATE mosaic_delivery SET state = 'pending', attempts = 0, due_at = ?, last_error = NULL
-                    WHERE id = ? AND state IN ('parked', 'abandoned')
-                        AND subscriber IN (SELECT subscriber FROM mosaic_event_handler)
-                    """,
-                arguments: [now, delivery])
+            try db.run(
+                """
+                UPDATE mosaic_delivery SET state = 'pending', attempts = 0, due_at = ?, last_error = NULL
+                WHERE id = ? AND state IN ('parked', 'abandoned')
+                    AND subscriber IN (SELECT subscriber FROM mosaic_event_handler)
+                """, [now, delivery])
             guard db.changesCount == 1 else { return nil }
             return try Row.fetchOne(
                 db, sql: "SELECT subscriber FROM mosaic_delivery WHERE id = ?", arguments: [delivery]
@@ -196,14 +186,13 @@ extension EmbeddedStorage: DurableEventStore {
     func handlersWithPendingDeliveries() async throws -> [RecordedHandler] {
         let now = now()
         return try await file.queue().read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT handler.subscriber, handler.module, count(delivery.id), handler.last_run_at
-                    FROM mosaic_event_handler handler JOIN mosaic_delivery delivery
-                        ON delivery.subscriber = handler.subscriber AND delivery.state = 'pending'
-                    GROUP BY handler.subscriber ORDER BY handler.subscriber
-                    """
+            try db.rows(
+                """
+                SELECT handler.subscriber, handler.module, count(delivery.id), handler.last_run_at
+                FROM mosaic_event_handler handler JOIN mosaic_delivery delivery
+                    ON delivery.subscriber = handler.subscriber AND delivery.state = 'pending'
+                GROUP BY handler.subscriber ORDER BY handler.subscriber
+                """
             ).compactMap { row in
                 let columns = Columns(row)
                 guard let subscriber = columns.text(0), let module = columns.text(1) else { return nil }
@@ -243,19 +232,17 @@ extension EmbeddedStorage: DurableEventStore {
     static func insert(_ events: [OutboxEvent], at now: Double, in db: Database) throws -> Set<String> {
         var types: Set<String> = []
         for event in events {
-            try db.execute(
-                sql: """
-                    INSERT INTO mosaic_event (id, event_type, payload, sender, published_at) VALUES (?, ?, ?, ?, ?)
-                    """,
-                arguments: [event.id.uuidString, event.type, event.payload, event.sender.rawValue, now])
-            try db.execute(
-                sql: """
-                    INSERT INTO mosaic_delivery (event_id, subscriber, due_at)
-                    SELECT ?, subscriber, ? FROM mosaic_event_handler WHERE event_type = ? ORDER BY subscriber
-                    """,
-                arguments: [event.id.uuidString, now, event.type])
+            try db.run(
+                """
+                INSERT INTO mosaic_event (id, event_type, payload, sender, published_at) VALUES (?, ?, ?, ?, ?)
+                """, [event.id.uuidString, event.type, event.payload, event.sender.rawValue, now])
+            try db.run(
+                """
+                INSERT INTO mosaic_delivery (event_id, subscriber, due_at)
+                SELECT ?, subscriber, ? FROM mosaic_event_handler WHERE event_type = ? ORDER BY subscriber
+                """, [event.id.uuidString, now, event.type])
             if db.changesCount == 0 {
-                try db.execute(sql: "DELETE FROM mosaic_event WHERE id = ?", arguments: [event.id.uuidString])
+                try db.run("DELETE FROM mosaic_event WHERE id = ?", [event.id.uuidString])
             } else {
                 types.insert(event.type)
             }
@@ -267,26 +254,23 @@ extension EmbeddedStorage: DurableEventStore {
     /// returns how many it deleted.
     static func deleteDeliveries(_ ids: [Int64], claim: UUID, in db: Database) throws -> Int {
         guard !ids.isEmpty else { return 0 }
-        let held = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT id, event_id FROM mosaic_delivery
-                WHERE id IN (\(databaseQuestionMarks(count: ids.count))) AND claim = ? AND state = 'pending'
-                """,
-            arguments: StatementArguments(ids.map { $0 as any DatabaseValueConvertible } + [claim.uuidString])
+        let held = try db.rows(
+            """
+            SELECT id, event_id FROM mosaic_delivery
+            WHERE id IN (\(databaseQuestionMarks(count: ids.count))) AND claim = ? AND state = 'pending'
+            """, StatementArguments(ids.map { $0 as any DatabaseValueConvertible } + [claim.uuidString])
         ).map(Columns.init)
         let done = held.compactMap { $0.integer(0) }
         guard !done.isEmpty else { return 0 }
         let events = Set(held.compactMap { $0.text(1) })
-        try db.execute(
-            sql: "DELETE FROM mosaic_delivery WHERE id IN (\(databaseQuestionMarks(count: done.count)))",
-            arguments: StatementArguments(done))
-        try db.execute(
-            sql: """
-                DELETE FROM mosaic_event WHERE id IN (\(databaseQuestionMarks(count: events.count)))
-                    AND NOT EXISTS (SELECT 1 FROM mosaic_delivery WHERE event_id = mosaic_event.id)
-                """,
-            arguments: StatementArguments(Array(events)))
+        try db.run(
+            "DELETE FROM mosaic_delivery WHERE id IN (\(databaseQuestionMarks(count: done.count)))",
+            StatementArguments(done))
+        try db.run(
+            """
+            DELETE FROM mosaic_event WHERE id IN (\(databaseQuestionMarks(count: events.count)))
+                AND NOT EXISTS (SELECT 1 FROM mosaic_delivery WHERE event_id = mosaic_event.id)
+            """, StatementArguments(Array(events)))
         return done.count
     }
 
@@ -326,11 +310,10 @@ extension EmbeddedStorage: DurableEventStore {
         _ delivery: Int64, claim: UUID, set columns: String, arguments: [any DatabaseValueConvertible],
         in db: Database
     ) throws {
-        try db.execute(
-            sql: """
-                UPDATE mosaic_delivery SET claimed_until = NULL, claim = NULL, \(columns)
-                WHERE id = ? AND claim = ? AND state = 'pending'
-                """,
-            arguments: StatementArguments(arguments + [delivery, claim.uuidString]))
+        try db.run(
+            """
+            UPDATE mosaic_delivery SET claimed_until = NULL, claim = NULL, \(columns)
+            WHERE id = ? AND claim = ? AND state = 'pending'
+            """, StatementArguments(arguments + [delivery, claim.uuidString]))
     }
 }

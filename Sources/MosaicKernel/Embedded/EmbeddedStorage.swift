@@ -44,8 +44,7 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
         // What a crashed process had claimed is handed out again at once, by the process that owns the outbox now.
         file = DatabaseFile(directory: directory, busyMode: busyMode) { db, ownsOutbox in
             if ownsOutbox {
-                try db.execute(
-                    sql: "UPDATE mosaic_delivery SET claim = NULL, claimed_until = NULL WHERE claim IS NOT NULL")
+                try db.run("UPDATE mosaic_delivery SET claim = NULL, claimed_until = NULL WHERE claim IS NOT NULL")
             }
         }
         saves = GroupCommit(limit: 500, row: \.id) { [file] rows in
@@ -90,9 +89,9 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
                 if let row = try Self.read(id, in: db) { return row }
                 guard let saved = try legacy.loadNow(id) else { return nil }
                 let revision = try Self.nextRevision(in: db)
-                try db.execute(
-                    sql: "INSERT INTO mosaic_state (id, value, version, revision) VALUES (?, ?, ?, ?)",
-                    arguments: [id, saved.data, saved.version, revision])
+                try db.run(
+                    "INSERT INTO mosaic_state (id, value, version, revision) VALUES (?, ?, ?, ?)",
+                    [id, saved.data, saved.version, revision])
                 // Kept beside the database rather than deleted; a crash before this reads the row next time.
                 try legacy.retire(id)
                 return (saved, revision)
@@ -111,13 +110,12 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
         do {
             try await file.queue().write { db in
                 let revision = try Self.nextRevision(in: db)
-                try db.execute(
-                    sql: """
-                        INSERT INTO mosaic_state (id, value, version, revision) VALUES (?, ?, ?, ?)
-                        ON CONFLICT (id) DO UPDATE SET value = excluded.value, version = excluded.version,
-                            revision = excluded.revision
-                        """,
-                    arguments: [id, data, version, revision])
+                try db.run(
+                    """
+                    INSERT INTO mosaic_state (id, value, version, revision) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET value = excluded.value, version = excluded.version,
+                        revision = excluded.revision
+                    """, [id, data, version, revision])
             }
         } catch {
             throw Self.unsaved(id, error)
@@ -212,16 +210,15 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
     /// The next revision: every save of every row takes a new one, so revisions only grow, even across a row parked
     /// and written again.
     static func nextRevision(in db: Database) throws -> Int64 {
-        try db.execute(sql: "UPDATE mosaic_revision SET value = value + 1")
-        return try Row.fetchOne(db, sql: "SELECT value FROM mosaic_revision").flatMap { Columns($0).integer(0) } ?? 0
+        try db.run("UPDATE mosaic_revision SET value = value + 1")
+        return try db.row("SELECT value FROM mosaic_revision").flatMap { Columns($0).integer(0) } ?? 0
     }
 
     /// `id`'s row. A value of an unexpected kind (the file edited by hand) reads as data no key decodes, so the
     /// hub parks it rather than this process stopping.
     static func read(_ id: String, in db: Database) throws -> (saved: SavedState, revision: Int64)? {
         guard
-            let row = try Row.fetchOne(
-                db, sql: "SELECT value, version, revision FROM mosaic_state WHERE id = ?", arguments: [id])
+            let row = try db.row("SELECT value, version, revision FROM mosaic_state WHERE id = ?", [id])
         else { return nil }
         let columns = Columns(row)
         let saved = SavedState(data: columns.data(0) ?? Data(), version: columns.integer(1).map { Int($0) } ?? 1)
@@ -233,16 +230,15 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
     static func compareAndSet(_ row: SharedRow, in db: Database) throws -> Int64? {
         let revision = try nextRevision(in: db)
         if let expected = row.revision {
-            try db.execute(
-                sql: "UPDATE mosaic_state SET value = ?, version = ?, revision = ? WHERE id = ? AND revision = ?",
-                arguments: [row.data, row.version, revision, row.id, expected])
+            try db.run(
+                "UPDATE mosaic_state SET value = ?, version = ?, revision = ? WHERE id = ? AND revision = ?",
+                [row.data, row.version, revision, row.id, expected])
         } else {
-            try db.execute(
-                sql: """
-                    INSERT INTO mosaic_state (id, value, version, revision) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (id) DO NOTHING
-                    """,
-                arguments: [row.id, row.data, row.version, revision])
+            try db.run(
+                """
+                INSERT INTO mosaic_state (id, value, version, revision) VALUES (?, ?, ?, ?)
+                ON CONFLICT (id) DO NOTHING
+                """, [row.id, row.data, row.version, revision])
         }
         return db.changesCount == 1 ? revision : nil
     }

@@ -22,6 +22,8 @@ struct DurableDispatcher: Sendable {
     let deliver: @Sendable (DurableDelivery) async throws -> DeliveryOutcome
     /// Ends a handler call that outlives its time limit.
     private let watch = HandlerWatch()
+    /// Tells of an attempt that ended after its time limit.
+    private let reportLate: @Sendable (Result<DeliveryOutcome, any Error>) -> Void
 
     init(
         outbox: DurableOutbox, subscriber: String, logger: Logger,
@@ -31,6 +33,7 @@ struct DurableDispatcher: Sendable {
         self.subscriber = subscriber
         self.logger = logger
         self.deliver = deliver
+        reportLate = Self.lateReporter(subscriber: subscriber, logger: logger, telemetry: outbox.telemetry)
     }
 
     private var store: any DurableEventStore { outbox.store }
@@ -177,19 +180,25 @@ struct DurableDispatcher: Sendable {
         return false
     }
 
-    /// The outcome of an attempt that ended after its time limit, when the delivery was already retried: a
+    /// Reports the outcome of an attempt that ended after its time limit, when the delivery was already retried: a
     /// transactional handler's commit was refused then (its task was cancelled, or its claim taken over), so its
-    /// effects were not stored twice; an effect outside Mosaic may have been made.
-    private func reportLate(_ result: Result<DeliveryOutcome, any Error>) {
-        switch result {
-        case .success:
-            logger.warning("a handler attempt of \(subscriber) finished after its time limit; it was retried already")
-        case .failure(let error):
-            logger.warning(
-                "a handler attempt of \(subscriber) that outlived its time limit ended",
-                metadata: ["error": "\(error)"])
+    /// effects were not stored twice; an effect outside Mosaic may have been made. One closure per handler, which
+    /// each attempt's task holds, rather than a copy of the dispatcher.
+    private static func lateReporter(
+        subscriber: String, logger: Logger, telemetry: Telemetry
+    ) -> @Sendable (Result<DeliveryOutcome, any Error>) -> Void {
+        { result in
+            switch result {
+            case .success:
+                logger.warning(
+                    "a handler attempt of \(subscriber) finished after its time limit; it was retried already")
+            case .failure(let error):
+                logger.warning(
+                    "a handler attempt of \(subscriber) that outlived its time limit ended",
+                    metadata: ["error": "\(error)"])
+            }
+            telemetry.count(MetricName.durableDeliveries, [("subscriber", subscriber), ("outcome", "late")], by: 1)
         }
-        count("late")
     }
 
     private func park(_ delivery: DurableDelivery, _ error: String) async throws {
@@ -218,7 +227,8 @@ struct DurableDispatcher: Sendable {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 run.wait(continuation)
-                let handler = Task { [self] in
+                let reportLate = reportLate
+                let handler = Task {
                     let result: Result<DeliveryOutcome, any Error>
                     do {
                         result = .success(try await work())

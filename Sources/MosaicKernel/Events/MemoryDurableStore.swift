@@ -78,7 +78,6 @@ final class MemoryDurableStore: DurableEventStore {
         let now = clock.now()
         let claim = UUID()
         return state.withLock { state in
-            state.lastRun[subscriber] = now
             var claimed: [DurableDelivery] = []
             for id in state.open[subscriber] ?? [] where claimed.count < limit {
                 guard let delivery = state.deliveries[id], delivery.reason == nil, delivery.dueAt <= now,
@@ -93,6 +92,9 @@ final class MemoryDurableStore: DurableEventStore {
                         id: id, event: event.id, type: event.type, payload: event.payload, sender: event.sender,
                         publishedAt: event.publishedAt, attempt: delivery.attempts + 1, claim: claim))
             }
+            // Only a claim that got something moves it: a handler with nothing to claim has no deliveries waiting,
+            // which is all the time is read for (stranded handlers).
+            if !claimed.isEmpty { state.lastRun[subscriber] = now }
             return claimed
         }
     }
