@@ -7,14 +7,14 @@ internal import PostgresNIO
 // plan them once, instead of at every call (planning them took a fifth of their time on the server, unprepared).
 
 extension PostgresEventStore {
-    /// Completes one delivery in a handler's transaction, only while `claim` still holds it: no row answered means the
-    /// attempt is stale, and the transaction rolls back.
+    /// Completes deliveries in a handler's transaction, those `claim` still holds, answering a row for each: a
+    /// delivery without one is stale, and the transaction rolls back.
     struct CompleteHeld: PostgresPreparedStatement {
         static let name = "mosaic_complete_held"
         static let sql = """
             UPDATE mosaic_delivery
             SET state = 'done', completed_at = now(), claimed_until = NULL, claim = NULL, last_error = NULL
-            WHERE id = $1::bigint AND claim = $2::uuid AND state = 'pending'
+            WHERE id = ANY($1::bigint[]) AND claim = $2::uuid AND state = 'pending'
             RETURNING id
             """
 
@@ -22,7 +22,7 @@ extension PostgresEventStore {
 
         func makeBindings() -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 2)
-            bindings.append(completion.delivery)
+            bindings.append(completion.deliveries)
             bindings.append(completion.claim)
             return bindings
         }

@@ -75,13 +75,15 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
     {
         do {
             let revisions = try await connections.transaction { [connections] connection in
-                // The delivery first: its row is locked from here on, so no claim takes it over meanwhile
+                // The deliveries first: their rows are locked from here on, so no claim takes them over meanwhile
                 // (claims skip locked rows), and a stale attempt stops before any other work.
                 if let completing {
                     let held = try await connections.deadlined(
                         PostgresEventStore.CompleteHeld(completion: completing), on: connection
                     ).get()
-                    if held.isEmpty { throw PostgresStale() }
+                    let completed = Set(try held.map { try $0.decode(Int64.self) })
+                    let stale = completing.deliveries.filter { !completed.contains($0) }
+                    if !stale.isEmpty { throw PostgresStale(deliveries: stale) }
                 }
                 let revisions =
                     rows.isEmpty
@@ -100,8 +102,8 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         } catch let conflict as PostgresConflict {
             let current = try await loadRevision(conflict.id)
             return .conflict(id: conflict.id, current: current?.saved, revision: current?.revision)
-        } catch is PostgresStale {
-            return .stale
+        } catch let stale as PostgresStale {
+            return .stale(stale.deliveries)
         }
     }
 
@@ -139,5 +141,7 @@ struct PostgresConflict: Error {
     let id: String
 }
 
-/// The delivery a transaction completes is no longer held by its claim: the transaction rolls back.
-struct PostgresStale: Error {}
+/// Deliveries a transaction completes are no longer held by its claim: the transaction rolls back.
+struct PostgresStale: Error {
+    let deliveries: [Int64]
+}

@@ -177,6 +177,46 @@ func countingModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], context
         await kernel.shutdown()
     }
 
+    @Test(
+        "a batch's transactions commit together; one whose change throws is retried alone and the others commit",
+        arguments: Store.allCases)
+    func batchWithAFailingChange(store: Store) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let kernel = try await boot(store, in: directory, handlerEntitlements: ["ledger"])
+        let attempts = Handled()
+        try await #require(contexts["com.app.ledger"]).events.handle(OrderPlaced.self, as: "count") {
+            envelope, transaction in
+            attempts.record(envelope)
+            let failing = envelope.event.order == 3 && envelope.attempt == 1
+            transaction.update(.ordersCounted) { count in
+                if failing { throw MailError.serverDown }
+                count += 1
+            }
+        }
+        // Revoked while they are published, the five are claimed as one batch once it is granted back.
+        try await kernel.revoke("ledger")
+        for order in 1...5 { try await #require(contexts["com.app.shop"]).events.publish(OrderPlaced(order: order)) }
+        try await kernel.grant("ledger")
+        try await #require(contexts["com.app.ledger"]).events.handle(OrderPlaced.self, as: "count") {
+            envelope, transaction in
+            attempts.record(envelope)
+            let failing = envelope.event.order == 3 && envelope.attempt == 1
+            transaction.update(.ordersCounted) { count in
+                if failing { throw MailError.serverDown }
+                count += 1
+            }
+        }
+        await attempts.waitFor(5)
+        await kernel.durableWorkSettled()
+        #expect(kernel.sharedState[.ordersCounted] == 4, "the others committed")
+        await advance(kernel) { attempts.envelopes.count >= 6 }
+        await kernel.durableWorkSettled()
+        #expect(kernel.sharedState[.ordersCounted] == 5)
+        #expect(attempts.envelopes.filter { $0.event.order == 3 }.map(\.attempt) == [1, 2])
+        await kernel.shutdown()
+    }
+
     @Test("on the embedded store, deliveries waiting for a handler outlive the kernel and are handled by the next")
     func deliveriesOutliveTheKernel() async throws {
         let directory = try temporaryDirectory()

@@ -28,6 +28,13 @@ public struct StateTransaction: Sendable {
 
     package init() {}
 
+    /// The writes and events of `transactions`, in order, as one: what several durable handlers' transactions of one
+    /// batch commit as.
+    package init(merging transactions: [StateTransaction]) {
+        writes = transactions.flatMap(\.writes)
+        events = transactions.flatMap(\.events)
+    }
+
     /// Changes `key`'s value in place when the transaction commits (after earlier writes of the same key in it).
     public mutating func update<Value>(
         _ key: StateKey<Value>, _ change: @escaping @Sendable (inout Value) throws -> Void

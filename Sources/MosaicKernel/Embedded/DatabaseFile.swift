@@ -6,8 +6,6 @@ internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
-#elseif canImport(Musl)
-    internal import Musl
 #elseif canImport(Darwin)
     internal import Darwin
 #endif

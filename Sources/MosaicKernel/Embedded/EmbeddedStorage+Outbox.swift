@@ -92,7 +92,7 @@ extension EmbeddedStorage: DurableEventStore {
             return completed
         }
         FaultPoints.reach(.afterCommit)
-        return completed
+        return completed.count
     }
 
     func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) async throws {
@@ -251,9 +251,9 @@ extension EmbeddedStorage: DurableEventStore {
     }
 
     /// Deletes the deliveries of `ids` that `claim` still holds, and their events once no delivery needs them;
-    /// returns how many it deleted.
-    static func deleteDeliveries(_ ids: [Int64], claim: UUID, in db: Database) throws -> Int {
-        guard !ids.isEmpty else { return 0 }
+    /// returns the ones it deleted.
+    static func deleteDeliveries(_ ids: [Int64], claim: UUID, in db: Database) throws -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
         let held = try db.rows(
             """
             SELECT id, event_id FROM mosaic_delivery
@@ -261,7 +261,7 @@ extension EmbeddedStorage: DurableEventStore {
             """, StatementArguments(ids.map { $0 as any DatabaseValueConvertible } + [claim.uuidString])
         ).map(Columns.init)
         let done = held.compactMap { $0.integer(0) }
-        guard !done.isEmpty else { return 0 }
+        guard !done.isEmpty else { return [] }
         let events = Set(held.compactMap { $0.text(1) })
         try db.run(
             "DELETE FROM mosaic_delivery WHERE id IN (\(databaseQuestionMarks(count: done.count)))",
@@ -271,7 +271,7 @@ extension EmbeddedStorage: DurableEventStore {
             DELETE FROM mosaic_event WHERE id IN (\(databaseQuestionMarks(count: events.count)))
                 AND NOT EXISTS (SELECT 1 FROM mosaic_delivery WHERE event_id = mosaic_event.id)
             """, StatementArguments(Array(events)))
-        return done.count
+        return Set(done)
     }
 
     /// The running handlers of `types`.

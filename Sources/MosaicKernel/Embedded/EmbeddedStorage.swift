@@ -139,9 +139,9 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
             outcome = try await file.queue().write { db in
                 // Nothing is stored unless all of it is: a throw rolls the SQLite transaction back.
                 if let completing {
-                    let completed = try Self.deleteDeliveries(
-                        [completing.delivery], claim: completing.claim, in: db)
-                    if completed == 0 { throw Rollback(.stale) }
+                    let completed = try Self.deleteDeliveries(completing.deliveries, claim: completing.claim, in: db)
+                    let stale = completing.deliveries.filter { !completed.contains($0) }
+                    if !stale.isEmpty { throw Rollback(.stale(stale)) }
                 }
                 var revisions: [String: Int64] = [:]
                 for row in rows {

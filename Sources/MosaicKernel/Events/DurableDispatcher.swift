@@ -7,9 +7,17 @@ internal import Synchronization
 enum DeliveryOutcome: Sendable {
     /// The handler is done: the dispatcher records the delivery done, with the rest of its batch.
     case handled
-    /// The handler's transaction completed the delivery itself, with its effects.
-    case completed
+    /// The handler recorded a transaction: it commits with the delivery's completion, and with the other recorded
+    /// transactions of the batch, in one commit.
+    case recorded(StateTransaction)
 }
+
+/// Commits the transactions handlers recorded for deliveries of one claim, each with its delivery's completion;
+/// the outcome of each delivery's (stale, or the error that kept it from committing, when it did not).
+typealias RecordedCommit =
+    @Sendable (_ recorded: [(delivery: Int64, transaction: StateTransaction)], _ claim: UUID) async -> [Int64: Result<
+        Void, any Error
+    >]
 
 /// One handler's deliveries on this instance: claims them in batches when woken (a new event, or the periodic look
 /// for retries that fell due and claims that lapsed), runs the handler on each within its time limit, and records
@@ -20,6 +28,8 @@ struct DurableDispatcher: Sendable {
     let logger: Logger
     /// Decodes the delivery and runs the module's handler on it.
     let deliver: @Sendable (DurableDelivery) async throws -> DeliveryOutcome
+    /// Commits what a handler that takes a transaction recorded, a batch at a time.
+    let commit: RecordedCommit?
     /// Ends a handler call that outlives its time limit.
     private let watch = HandlerWatch()
     /// Tells of an attempt that ended after its time limit.
@@ -27,12 +37,13 @@ struct DurableDispatcher: Sendable {
 
     init(
         outbox: DurableOutbox, subscriber: String, logger: Logger,
-        deliver: @escaping @Sendable (DurableDelivery) async throws -> DeliveryOutcome
+        deliver: @escaping @Sendable (DurableDelivery) async throws -> DeliveryOutcome, commit: RecordedCommit? = nil
     ) {
         self.outbox = outbox
         self.subscriber = subscriber
         self.logger = logger
         self.deliver = deliver
+        self.commit = commit
         reportLate = Self.lateReporter(subscriber: subscriber, logger: logger, telemetry: outbox.telemetry)
     }
 
@@ -78,6 +89,7 @@ struct DurableDispatcher: Sendable {
         while let (claimed, claimedAt) = batch {
             let next = Task.isCancelled ? nil : Task { await claimBatch() }
             var done: [Int64] = []
+            var recorded: [(delivery: DurableDelivery, transaction: StateTransaction)] = []
             for (position, delivery) in claimed.enumerated() {
                 // A handler starts only while the lease has room for it and, after it, for recording the batch.
                 guard !Task.isCancelled,
@@ -86,12 +98,17 @@ struct DurableDispatcher: Sendable {
                     try? await store.release(claimed[position...].map(\.id), claim: delivery.claim)
                     break
                 }
-                if await handle(delivery) { done.append(delivery.id) }
+                switch await handle(delivery) {
+                case .handled: done.append(delivery.id)
+                case .recorded(let transaction): recorded.append((delivery, transaction))
+                case nil: break
+                }
             }
             await recording?.value
             let claim = claimed[0].claim
             outbox.activity.begin()
-            recording = Task { [done, outbox] in
+            recording = Task { [done, recorded, outbox] in
+                await commitRecorded(recorded, claim: claim)
                 await complete(done, claim: claim)
                 outbox.activity.end()
             }
@@ -142,28 +159,57 @@ struct DurableDispatcher: Sendable {
         }
     }
 
-    /// Runs the handler on `delivery`; `true` when it succeeded and the caller records it done, else records the
-    /// failure: a retry after a backoff, or parked. A delivery the handler's transaction completed, or whose attempt
-    /// turned out stale, needs no record.
-    private func handle(_ delivery: DurableDelivery) async -> Bool {
-        let outcome = await runWithinLimit { try await deliver(delivery) }
-        do {
-            switch outcome {
-            case .success(.handled):
-                return true
-            case .success(.completed):
+    /// Commits the batch's recorded transactions with their deliveries' completions, in one commit (a delivery
+    /// whose transaction cannot commit with the others is committed alone, or its attempt failed); a delivery whose
+    /// claim ran out meanwhile is stale, and neither its effects nor its completion are stored.
+    private func commitRecorded(
+        _ recorded: [(delivery: DurableDelivery, transaction: StateTransaction)], claim: UUID
+    ) async {
+        guard let commit, !recorded.isEmpty else { return }
+        let outcomes = await commit(recorded.map { ($0.delivery.id, $0.transaction) }, claim)
+        for (delivery, _) in recorded {
+            switch outcomes[delivery.id] {
+            case .success?:
                 count("completed")
-            case .failure(is StaleDelivery):
-                // Reported where it was found; the claim holding the delivery now handles it.
-                break
-            case .failure where Task.isCancelled:
+            case .failure(let error as StaleDelivery)?:
+                logger.warning(
+                    "attempt \(delivery.attempt) of a delivery to \(subscriber) was stale: \(error)",
+                    metadata: ["event": "\(delivery.event)"])
+                count("stale")
+            case .failure(let error)?:
+                await recordFailure(delivery, error)
+            case nil:
+                await recordFailure(delivery, StaleDelivery(deliveries: [delivery.id]))
+            }
+        }
+    }
+
+    /// Runs the handler on `delivery`: what it did when it succeeded (the caller records it), else `nil` once the
+    /// failure is recorded: a retry after a backoff, or parked.
+    private func handle(_ delivery: DurableDelivery) async -> DeliveryOutcome? {
+        let outcome = await runWithinLimit { try await deliver(delivery) }
+        switch outcome {
+        case .success(let done):
+            return done
+        case .failure(let error):
+            await recordFailure(delivery, error)
+            return nil
+        }
+    }
+
+    /// Records that `delivery`'s attempt failed with `error`: claimable again at once when the module stopped it,
+    /// parked when it cannot be read or was the last attempt, retried after a backoff otherwise.
+    private func recordFailure(_ delivery: DurableDelivery, _ error: any Error) async {
+        do {
+            switch error {
+            case _ where Task.isCancelled:
                 // The module is deactivating: the attempt did not fail, it was cut short.
                 try await store.release([delivery.id], claim: delivery.claim)
-            case .failure(let error as UnreadableEvent):
+            case let error as UnreadableEvent:
                 try await park(delivery, error.description)
-            case .failure(let error) where delivery.attempt >= options.maximumAttempts:
+            case let error where delivery.attempt >= options.maximumAttempts:
                 try await park(delivery, "\(error)")
-            case .failure(let error):
+            case let error:
                 let delay = options.retryDelay(after: delivery.attempt)
                 logger.warning(
                     "durable handler \(subscriber) failed attempt \(delivery.attempt) of \(options.maximumAttempts)",
@@ -177,12 +223,11 @@ struct DurableDispatcher: Sendable {
                 "could not record the outcome of \(subscriber)'s delivery; it will be attempted again",
                 metadata: ["event": "\(delivery.event)", "error": "\(error)"])
         }
-        return false
     }
 
-    /// Reports the outcome of an attempt that ended after its time limit, when the delivery was already retried: a
-    /// transactional handler's commit was refused then (its task was cancelled, or its claim taken over), so its
-    /// effects were not stored twice; an effect outside Mosaic may have been made. One closure per handler, which
+    /// Reports the outcome of an attempt that ended after its time limit, when the delivery was already retried: what
+    /// a transactional handler recorded then is never committed, so its effects are not stored twice; an effect
+    /// outside Mosaic may have been made. One closure per handler, which
     /// each attempt's task holds, rather than a copy of the dispatcher.
     private static func lateReporter(
         subscriber: String, logger: Logger, telemetry: Telemetry

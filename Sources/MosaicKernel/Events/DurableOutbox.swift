@@ -87,12 +87,13 @@ final class DurableOutbox: Sendable {
     }
 
     /// Registers `module`'s handler `name` and returns the work that hands it its deliveries until cancelled,
-    /// running `handler` through `call` (the module's services and calls) with each event and the completion that
-    /// a transaction of the handler's may commit.
+    /// running `handler` through `call` (the module's services and calls) with each event, and committing what
+    /// a handler that takes a transaction records with `commit`.
     func register<Event: DurableEvent>(
         _ type: Event.Type, module: ModuleID, name: String,
         call: @escaping @Sendable (@Sendable () async throws -> DeliveryOutcome) async throws -> DeliveryOutcome,
-        handler: @escaping @Sendable (DurableEnvelope<Event>, DeliveryCompletion) async throws -> DeliveryOutcome
+        commit: RecordedCommit? = nil,
+        handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> DeliveryOutcome
     ) async throws(EventError) -> (work: @Sendable () async -> Void, end: @Sendable () -> Void) {
         let subscriber = "\(module.rawValue)/\(name)"
         guard running.withLock({ $0.insert(subscriber).inserted }) else {
@@ -114,27 +115,11 @@ final class DurableOutbox: Sendable {
         }
         // One decoder for all the handler's deliveries: a decode keeps no state between calls.
         let decoder = JSONDecoder()
-        let logger = Logger(label: module.rawValue)
         let dispatcher = DurableDispatcher(
-            outbox: self, subscriber: subscriber, logger: logger,
-            deliver: { [telemetry] delivery in
-                do {
-                    return try await call {
-                        try await handler(
-                            try Self.envelope(delivery, as: Event.self, with: decoder),
-                            DeliveryCompletion(delivery: delivery.id, claim: delivery.claim))
-                    }
-                } catch let stale as StaleDelivery {
-                    // Reported here, where it happens: an attempt that outlived its time limit ends after the
-                    // dispatcher stopped waiting for it.
-                    logger.warning(
-                        "attempt \(delivery.attempt) of a delivery to \(subscriber) was stale: \(stale)",
-                        metadata: ["event": "\(delivery.event)"])
-                    telemetry.count(
-                        MetricName.durableDeliveries, [("subscriber", subscriber), ("outcome", "stale")], by: 1)
-                    throw stale
-                }
-            })
+            outbox: self, subscriber: subscriber, logger: Logger(label: module.rawValue),
+            deliver: { delivery in
+                try await call { try await handler(try Self.envelope(delivery, as: Event.self, with: decoder)) }
+            }, commit: commit)
         return (dispatcher.run, { self.running.withLock { _ = $0.remove(subscriber) } })
     }
 

@@ -111,6 +111,20 @@ final class MemoryDurableStore: DurableEventStore {
         }
     }
 
+    /// Completes every one of `deliveries` when `claim` holds them all, and returns none; else completes none and
+    /// returns those it does not hold.
+    func complete(ifHolding deliveries: [Int64], claim: UUID) -> [Int64] {
+        state.withLock { state in
+            let stale = deliveries.filter { state.deliveries[$0]?.claim != claim }
+            guard stale.isEmpty else { return stale }
+            for delivery in deliveries {
+                guard let done = state.deliveries.removeValue(forKey: delivery) else { continue }
+                state.open[done.subscriber]?.removeAll { $0 == delivery }
+            }
+            return []
+        }
+    }
+
     func retry(_ delivery: Int64, claim: UUID, after delay: Duration, error: String) {
         let now = clock.now()
         update(delivery, claim: claim) {

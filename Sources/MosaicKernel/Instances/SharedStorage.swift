@@ -82,14 +82,19 @@ package struct OutboxEvent: Sendable {
     }
 }
 
-/// The delivery a durable handler's transaction completes: its row, and the claim that lent it to this instance.
+/// The deliveries a durable handler's transaction completes: their rows, and the claim that lent them to this
+/// instance (one claim lends a whole batch).
 package struct DeliveryCompletion: Sendable, Equatable {
-    package let delivery: Int64
+    package let deliveries: [Int64]
     package let claim: UUID
 
-    package init(delivery: Int64, claim: UUID) {
-        self.delivery = delivery
+    package init(deliveries: [Int64], claim: UUID) {
+        self.deliveries = deliveries
         self.claim = claim
+    }
+
+    package init(delivery: Int64, claim: UUID) {
+        self.init(deliveries: [delivery], claim: claim)
     }
 }
 
@@ -99,9 +104,9 @@ package enum SharedCommit: Sendable {
     case committed([String: Int64])
     /// Another writer changed `id` first; nothing was stored. The row is `current` at `revision` now.
     case conflict(id: String, current: SavedState?, revision: Int64?)
-    /// The delivery the transaction completes is no longer held by its claim (the lease ran out and another claim
-    /// took it, or it is done): nothing was stored.
-    case stale
+    /// These deliveries of those the transaction completes are no longer held by its claim (the lease ran out and
+    /// another claim took them, or they are done): nothing was stored.
+    case stale([Int64])
 }
 
 /// Persisted state that several instances share: every row carries a revision, a save replaces only the revision
@@ -115,7 +120,8 @@ package protocol SharedStatePersister: StatePersister {
     /// Saves `data` as `id`'s value only when its row is still at `revision` (`nil`: there is no row yet).
     func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave
     /// Saves every row (each only when still at the revision its writer read), stores every event and completes
-    /// `completing` (only while its claim still holds it), in one transaction: all of it, or nothing.
+    /// the deliveries of `completing` (only while its claim still holds every one), in one transaction: all of it,
+    /// or nothing.
     func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
         -> SharedCommit
     /// Calls `onChange` for every change of a row from now on, until the returned watch is cancelled. It is

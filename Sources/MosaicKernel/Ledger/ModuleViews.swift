@@ -1,3 +1,4 @@
+internal import Foundation
 internal import Mosaic
 
 // The hubs as one module sees them, through its ledger: what the module subscribes to ends when the ledger is
@@ -45,7 +46,45 @@ struct ModuleStateStore: StateStore {
         try await commit(transaction, as: writer, completing: nil)
     }
 
-    /// Commits `transaction` as `writer` and, with `completing`, a durable handler's delivery with it.
+    /// Commits the transactions a durable handler recorded for deliveries of `claim`, as `writer`, each with its
+    /// delivery's completion: all in one commit, and again without those whose claim ran out (stale); when a
+    /// change of one of them throws, each alone, so that one delivery's fault is its own. A storage that does not
+    /// answer fails them all (their claims lapse, and they come again).
+    func commit(
+        _ recorded: [(delivery: Int64, transaction: StateTransaction)], claim: UUID, as writer: ModuleID
+    ) async -> [Int64: Result<Void, any Error>] {
+        var outcomes: [Int64: Result<Void, any Error>] = [:]
+        var pending = recorded
+        while !pending.isEmpty {
+            do {
+                try await commit(
+                    StateTransaction(merging: pending.map(\.transaction)), as: writer,
+                    completing: DeliveryCompletion(deliveries: pending.map(\.delivery), claim: claim))
+                for (delivery, _) in pending { outcomes[delivery] = .success(()) }
+                return outcomes
+            } catch let stale as StaleDelivery {
+                for delivery in stale.deliveries { outcomes[delivery] = .failure(stale) }
+                pending.removeAll { stale.deliveries.contains($0.delivery) }
+            } catch let error as StateError where pending.count == 1 || Self.failsEveryone.contains(error.code) {
+                for (delivery, _) in pending { outcomes[delivery] = .failure(error) }
+                return outcomes
+            } catch  where pending.count > 1 {
+                for (delivery, transaction) in pending {
+                    outcomes[delivery] = await commit([(delivery, transaction)], claim: claim, as: writer)[delivery]
+                }
+                return outcomes
+            } catch {
+                outcomes[pending[0].delivery] = .failure(error)
+                return outcomes
+            }
+        }
+        return outcomes
+    }
+
+    /// The failures of a commit that committing each transaction alone would meet again.
+    static let failsEveryone: Set<StateError.Code> = [.notRunning, .inactive, .unavailable, .contended]
+
+    /// Commits `transaction` as `writer` and, with `completing`, a durable handler's deliveries with it.
     func commit(_ transaction: StateTransaction, as writer: ModuleID, completing: DeliveryCompletion?) async throws {
         guard ledger.isOpen else {
             throw StateError(
@@ -109,7 +148,7 @@ struct ModuleEventBus: EventBus {
         _ type: Event.Type, subscriber: ModuleID, name: String,
         _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
     ) async throws(EventError) {
-        try await register(type, subscriber: subscriber, name: name) { envelope, _ in
+        try await register(type, subscriber: subscriber, name: name, commit: nil) { envelope in
             try await handler(envelope)
             return .handled
         }
@@ -122,17 +161,17 @@ struct ModuleEventBus: EventBus {
         transactional handler: @escaping @Sendable (DurableEnvelope<Event>, inout StateTransaction) async throws -> Void
     ) async throws(EventError) {
         let state = state
-        try await register(type, subscriber: subscriber, name: name) { envelope, completion in
+        let commit: RecordedCommit = { recorded, claim in await state.commit(recorded, claim: claim, as: subscriber) }
+        try await register(type, subscriber: subscriber, name: name, commit: commit) { envelope in
             var transaction = StateTransaction()
             try await handler(envelope, &transaction)
-            try await state.commit(transaction, as: subscriber, completing: completion)
-            return .completed
+            return .recorded(transaction)
         }
     }
 
     private func register<Event: DurableEvent>(
-        _ type: Event.Type, subscriber: ModuleID, name: String,
-        _ handler: @escaping @Sendable (DurableEnvelope<Event>, DeliveryCompletion) async throws -> DeliveryOutcome
+        _ type: Event.Type, subscriber: ModuleID, name: String, commit: RecordedCommit?,
+        _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> DeliveryOutcome
     ) async throws(EventError) {
         guard ledger.isOpen else {
             throw EventError(
@@ -140,7 +179,8 @@ struct ModuleEventBus: EventBus {
         }
         let services = services
         let (work, end) = try await hub.outbox.register(
-            type, module: subscriber, name: name, call: { body in try await services.call(body) }, handler: handler)
+            type, module: subscriber, name: name, call: { body in try await services.call(body) }, commit: commit,
+            handler: handler)
         ledger.hold(.rest, end)
         guard ledger.task(work) else {
             throw EventError(

@@ -90,8 +90,8 @@ extension StateHub {
             case .committed(let revisions):
                 for key in staged.order { staged.install[key]?(revisions) }
                 return
-            case .stale:
-                throw StaleDelivery()
+            case .stale(let deliveries):
+                throw StaleDelivery(deliveries: deliveries)
             case .conflict(let id, let current, let revision):
                 guard adopt(id, saved: current, revision: revision, force: true) else {
                     throw StateError(
@@ -115,10 +115,12 @@ extension StateHub {
     ) async throws {
         let staged = try stage(transaction)
         if let completing, let outbox = events?.outbox {
-            let completed = try await storage(name, hold: hold, until: deadline) {
-                try await outbox.store.complete([completing.delivery], claim: completing.claim)
+            // Without storage the outbox is in memory too: all of them completed, or none and the stale named.
+            guard let memory = outbox.store as? MemoryDurableStore else {
+                throw StateError(.invalid, "A durable handler's transaction needs its outbox beside its state.")
             }
-            guard completed == 1 else { throw StaleDelivery() }
+            let stale = memory.complete(ifHolding: completing.deliveries, claim: completing.claim)
+            guard stale.isEmpty else { throw StaleDelivery(deliveries: stale) }
         }
         for key in staged.order {
             guard let save = staged.save[key] else { continue }
@@ -221,9 +223,12 @@ private final class Staging: TransactionStaging {
     }
 }
 
-/// A durable handler's transaction found its delivery no longer held by its claim: the lease ran out and another
-/// claim took the delivery over (or completed it). Nothing was stored; the claim that holds it now handles it.
+/// A durable handler's transaction found deliveries it completes no longer held by its claim: the lease ran out and
+/// another claim took them over (or completed them). Nothing was stored; the claim that holds them now handles them.
 struct StaleDelivery: Error, CustomStringConvertible {
+    /// The deliveries no longer held.
+    let deliveries: [Int64]
+
     var description: String {
         "the delivery was taken over by another claim after this attempt's lease ran out; its transaction was rolled "
             + "back, and the claim that holds it now handles it"
