@@ -27,13 +27,14 @@ public struct TestHarness: Sendable {
     public var host: HostEnvironment?
     /// The entitlements granted at start; `nil` grants every one the loaded modules declare.
     public var entitlements: Set<Entitlement>?
-    /// Kernel options; time limits default to 2 seconds so a hanging module fails the test quickly, and links of
+    /// Kernel options; time limits default to 30 seconds, so that a hanging module fails the test and a loaded
+    /// machine (a sanitizer, tests in parallel) does not (a test of a time limit sets a `ManualClock`), and links of
     /// any scheme are accepted (a module's handlers do not depend on the app's scheme; set
     /// `options.deeplinkRules` to test refusals). Without a `stateDirectory`, each start keeps persisted state in
     /// a fresh temporary directory, removed at shutdown.
     public var options = KernelOptions(
-        activationTimeLimit: .seconds(2), deactivationTimeLimit: .seconds(2), participantTimeLimit: .seconds(2),
-        deeplinkRules: DeeplinkRules(allowedSchemes: [DeeplinkRules.anyScheme]), pendingDeeplinkTimeLimit: .seconds(2))
+        activationTimeLimit: .seconds(30), deactivationTimeLimit: .seconds(30), participantTimeLimit: .seconds(30),
+        deeplinkRules: DeeplinkRules(allowedSchemes: [DeeplinkRules.anyScheme]), pendingDeeplinkTimeLimit: .seconds(30))
     /// Extension points the host declares beyond the built-in ones; `nil` declares every point the loaded modules
     /// contribute to, as the host they are written for would.
     public var extensionPoints: [AnyExtensionPoint]?
