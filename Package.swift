@@ -151,9 +151,18 @@ let package = Package(
             path: "Examples/Ghost/Sources/ghost",
             swiftSettings: strictSettings
         ),
+        // Modules that trap at chosen places, which the isolation tests run in processes of their own.
+        .target(
+            name: "IsolationFixtures",
+            dependencies: ["Mosaic", "MosaicKernel"],
+            path: "Tests/IsolationFixtures",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "state-writer",
-            dependencies: ["Mosaic", "MosaicKernel", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Mosaic", "MosaicKernel", "IsolationFixtures", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/StateWriter",
             swiftSettings: strictSettings
         ),
@@ -182,6 +191,7 @@ let package = Package(
                 "MosaicTesting",
                 "GhostApp",
                 "state-writer",
+                "IsolationFixtures",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

@@ -1,11 +1,15 @@
-// A child process for the crash tests (`state-writer failing-services` runs the failure-isolation check instead):
+// A child process for the crash tests (`state-writer failing-services` runs the failure-isolation check instead; with
+// MOSAIC_ISOLATED_MODULE set it serves an isolation fixture):
 // writes a large state key over and over in the state directory named by its argument, printing each round's number
 // just before its write, until it is killed.
 import Foundation
+import IsolationFixtures
 import Logging
 import Mosaic
 import MosaicKernel
 
+// Started by an isolation test's kernel to run one of the fixture modules.
+if let status = await IsolatedModuleProcess.serveIfAsked(IsolationFixtures.catalog) { exit(status) }
 if CommandLine.arguments.dropFirst().first == "failing-services" {
     await runFailingServices()
     exit(0)

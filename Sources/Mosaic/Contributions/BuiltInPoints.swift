@@ -1,6 +1,6 @@
 /// Content for panels (dashboard cards, widgets, settings pages, inspectors, the main view): a few blocks of
 /// UI-agnostic content. A host turns them into its own views: HTML in the web host, SwiftUI views on Apple platforms.
-public struct Panel: Sendable, Hashable {
+public struct Panel: Sendable, Hashable, Codable {
     /// The panel's blocks, in order.
     public var blocks: [Block]
 
@@ -16,7 +16,7 @@ extension Panel: CustomStringConvertible {
 }
 
 /// One piece of a ``Panel``. Text is plain text: hosts escape it; modules never write markup.
-public indirect enum Block: Sendable, Hashable {
+public indirect enum Block: Sendable, Hashable, Codable {
     /// A heading.
     case heading(String)
     /// A paragraph of plain text.
@@ -49,7 +49,7 @@ extension Block: CustomStringConvertible {
 }
 
 /// A label and its value.
-public struct Fact: Sendable, Hashable {
+public struct Fact: Sendable, Hashable, Codable {
     /// The label, such as `Wind`.
     public var label: String
     /// The value, such as `12 km/h`.
@@ -64,7 +64,7 @@ public struct Fact: Sendable, Hashable {
 
 /// Content for navigation points (tabs, sidebar, toolbar, menu): where the item leads. Its title and icon are the
 /// contribution's metadata.
-public struct NavigationItem: Sendable, Hashable {
+public struct NavigationItem: Sendable, Hashable, Codable {
     /// A deeplink or a path of the host.
     public var target: String
     /// A short badge, such as an unread count.

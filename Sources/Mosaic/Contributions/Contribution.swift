@@ -1,3 +1,5 @@
+package import Foundation
+
 /// What a host can filter, group and label a contribution by, before building its content.
 public struct ContributionMetadata: Sendable, Hashable {
     /// A short, human title.
@@ -112,9 +114,76 @@ package struct ContributionDeclaration: Sendable {
         ) -> any Sendable
     /// Whether building the content of the module's standby contribution starts the module.
     package let startsModule: Bool
+    /// How the content crosses to a host from a module in a process of its own (`nil` when it cannot: its type is
+    /// not `Codable`).
+    package let crossing: ContentCrossing?
 
     /// The keys `module`'s contribution is ordered by.
     package func keys(module: ModuleID) -> ContributionOrder.Keys {
         (metadata.title, priority, module, id)
     }
+
+    /// The declaration as the host of a module in another process keeps it: it takes no services here, and its
+    /// content is what `fetch` brings from that process; `nil` when the content cannot cross (not `Codable`).
+    package func remote(_ fetch: @escaping @Sendable (_ point: String, _ id: String) async throws -> Data)
+        -> ContributionDeclaration?
+    {
+        guard let crossing else { return nil }
+        let point = point.id
+        let id = id
+        return ContributionDeclaration(
+            point: self.point, id: id, priority: priority, metadata: metadata, entitlement: entitlement,
+            dependencies: [],
+            bind: { [self] module, _ in crossing.bindRemote(self, module) { try await fetch(point, id) } },
+            bindStandby: bindStandby, startsModule: startsModule, crossing: crossing)
+    }
+}
+
+/// How a contribution's content crosses between processes: built and encoded where its module runs, decoded where
+/// the host reads it.
+package struct ContentCrossing: Sendable {
+    /// The content of `bound` (a contribution ``ContributionDeclaration/bind`` made), built and encoded as JSON.
+    package let encode: @Sendable (_ bound: any Sendable) async throws -> Data
+    /// The host's contribution of `module`, whose content `fetch` builds in the module's process.
+    package let bindRemote:
+        @Sendable (
+            _ declaration: ContributionDeclaration, _ module: ModuleID,
+            _ fetch: @escaping @Sendable () async throws -> Data
+        ) -> any Sendable
+
+    /// How content of type `Content` crosses, or `nil` when it is not `Codable`.
+    package static func of<Content: Sendable>(_ type: Content.Type) -> ContentCrossing? {
+        guard let codable = Content.self as? any (Codable & Sendable).Type else { return nil }
+        return crossing(as: codable, content: Content.self)
+    }
+
+    private static func crossing<Coded: Codable & Sendable, Content: Sendable>(
+        as coded: Coded.Type, content: Content.Type
+    ) -> ContentCrossing {
+        ContentCrossing(
+            encode: { bound in
+                guard let contribution = bound as? Contribution<Content>,
+                    let value = try await contribution.content() as? Coded
+                else { throw CrossingError("the contribution is not of \(Content.self)") }
+                return try JSONEncoder().encode(value)
+            },
+            bindRemote: { declaration, module, fetch in
+                Contribution<Content>(
+                    id: declaration.id, module: module, priority: declaration.priority,
+                    metadata: declaration.metadata, entitlement: declaration.entitlement
+                ) {
+                    let decoded = try JSONDecoder().decode(Coded.self, from: try await fetch())
+                    guard let content = decoded as? Content else {
+                        throw CrossingError("\(Coded.self) did not read back as \(Content.self)")
+                    }
+                    return content
+                }
+            })
+    }
+}
+
+/// Content that did not cross between processes as it should have.
+struct CrossingError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

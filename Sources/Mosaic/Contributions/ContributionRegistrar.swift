@@ -67,7 +67,7 @@ extension ModuleRegistrar {
                         return try await live.content()
                     }
                 },
-                startsModule: standby == nil))
+                startsModule: standby == nil, crossing: ContentCrossing.of(Content.self)))
     }
 
     /// Declares the services among a registered closure's parameter types (all but ``ActivationContext``) as

@@ -13,6 +13,9 @@ public struct Manifest: Sendable, Hashable, Codable {
     public var entitlements: Set<Entitlement>
     /// What the module needs from the host.
     public var compatibility: Compatibility
+    /// Where the module's code runs: in the host's process, or in a process of its own, so that a trap in it ends
+    /// only that process. A host may isolate any module besides (`KernelOptions.isolation`).
+    public var isolation: ModuleIsolation
 
     /// Declares a module.
     ///
@@ -27,19 +30,31 @@ public struct Manifest: Sendable, Hashable, Codable {
         version: SemanticVersion,
         requires dependencies: [Dependency] = [],
         entitlements: Set<Entitlement> = [],
-        compatibility: Compatibility = .any
+        compatibility: Compatibility = .any,
+        isolation: ModuleIsolation = .inProcess
     ) {
         self.id = id
         self.version = version
         self.dependencies = dependencies
         self.entitlements = entitlements
         self.compatibility = compatibility
+        self.isolation = isolation
     }
+}
+
+/// Where a module's code runs.
+public enum ModuleIsolation: String, Sendable, Hashable, Codable {
+    /// In the host's process, beside every other module: a trap in it ends them all.
+    case inProcess = "in-process"
+    /// In a child process of the host's own executable: a trap, a signal or an exit fails that module alone, which
+    /// the host restarts within a budget. What crosses the boundary is encoded: contributions' content must be
+    /// `Codable`, and the module shares no services with others (the kernel's validation says what does not cross).
+    case process
 }
 
 extension Manifest {
     enum CodingKeys: String, CodingKey {
-        case id, version, dependencies, entitlements, compatibility
+        case id, version, dependencies, entitlements, compatibility, isolation
     }
 
     /// Reads a manifest in which only `id` and `version` are required.
@@ -50,7 +65,8 @@ extension Manifest {
             version: try container.decode(SemanticVersion.self, forKey: .version),
             requires: try container.decodeIfPresent([Dependency].self, forKey: .dependencies) ?? [],
             entitlements: try container.decodeIfPresent(Set<Entitlement>.self, forKey: .entitlements) ?? [],
-            compatibility: try container.decodeIfPresent(Compatibility.self, forKey: .compatibility) ?? .any
+            compatibility: try container.decodeIfPresent(Compatibility.self, forKey: .compatibility) ?? .any,
+            isolation: try container.decodeIfPresent(ModuleIsolation.self, forKey: .isolation) ?? .inProcess
         )
     }
 }

@@ -20,6 +20,8 @@ public struct ModuleRegistrar: Sendable {
     package internal(set) var configurationKeys: [AnyConfigurationKey] = []
     /// The events and shared state keys it says it publishes, subscribes to, writes and reads (declarations only).
     package internal(set) var interactions = ModuleInteractions()
+    /// What cannot cross to the module's own process, when it runs in one (``remote(content:open:)``).
+    package internal(set) var crossingProblems: [CrossingProblem] = []
 
     package init() {}
 

@@ -39,12 +39,13 @@ extension WebHost {
                 + "<td>\(module.state.name)</td><td>\(module.activationTime.map(Self.milliseconds) ?? "")</td>"
                 + "<td data-cause>\(HTML.escape(module.cause?.description ?? ""))</td>"
                 + "<td>\(HTML.escape(Self.phaseTimes(module.phaseTimes)))</td>"
+                + "<td data-process>\(HTML.escape(module.processSummary))</td>"
                 + "<td>\(HTML.escape(module.explanation))</td></tr>"
         }
         return Page(
             title: "Modules",
             main: "<h1>Modules</h1><p>\(HTML.escape(report.summary))</p><table><thead><tr><th>Module</th>"
-                + "<th>Version</th><th>State</th><th>Activation</th><th>Cause</th><th>Phases</th><th>Reason</th></tr></thead><tbody>"
+                + "<th>Version</th><th>State</th><th>Activation</th><th>Cause</th><th>Phases</th><th>Process</th><th>Reason</th></tr></thead><tbody>"
                 + rows.joined() + "</tbody></table>" + exemptRoutes()
                 + "<p>Operator detail (diagnostics, configuration, durable events a handler did not get) is on the "
                 + "admin port's page, for operators only.</p>")

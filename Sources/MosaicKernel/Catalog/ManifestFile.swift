@@ -24,7 +24,7 @@ struct ManifestFile: Decodable {
 
     /// The keys a manifest file may have, by the key path of the object that holds them.
     static let knownKeys: [String: Set<String>] = [
-        "": ["id", "version", "entryPoint", "dependencies", "entitlements", "compatibility"],
+        "": ["id", "version", "entryPoint", "dependencies", "entitlements", "compatibility", "isolation"],
         "dependencies[]": ["id", "versions", "optional"],
         "compatibility": ["host", "platforms", "features"],
         "compatibility.platforms[]": ["name", "min", "max"],

@@ -97,6 +97,13 @@ public struct ModuleCatalog: Sendable {
 }
 
 extension ModuleCatalog {
+    /// The catalog with each factory replaced by what `transform` makes of it (the same module, run another way).
+    func mapFactories(_ transform: (ModuleFactory) -> ModuleFactory) -> ModuleCatalog {
+        var mapped = self
+        mapped.entries = entries.map { Entry(factory: transform($0.factory), origin: $0.origin) }
+        return mapped
+    }
+
     /// Removes every entry with identifier `id`.
     mutating func remove(_ id: ModuleID) {
         entries.removeAll { $0.manifest.id == id }

@@ -37,6 +37,18 @@ public struct ModuleFactory: Sendable {
         self = open(module)
     }
 
+    /// `original` with other declarations and instances: the same module, as a host runs it in another process.
+    init(
+        isolating original: ModuleFactory, register: @escaping @Sendable (inout ModuleRegistrar) -> Void,
+        make: @escaping @Sendable () -> any Module
+    ) {
+        self.manifest = original.manifest
+        self.make = make
+        self.register = register
+        self.type = original.type
+        self.name = original.name
+    }
+
     /// A factory for a manifest and a closure that makes a configured instance, with what it registers.
     public init(
         manifest: Manifest,

@@ -220,6 +220,12 @@ extension Diagnostic {
         public static let participantTimedOut: Code = "phase.participant-timed-out"
         /// A module's host-event listener threw or did not finish within the time limit.
         public static let listenerFailed: Code = "host-event.listener-failed"
+
+        // Isolation
+        /// An isolated module's process ended while the module ran (a trap, a signal, an exit, a closed pipe).
+        public static let processEnded: Code = "isolation.process-ended"
+        /// A module declares what cannot cross to a process of its own (content that is not `Codable`, say).
+        public static let cannotCross: Code = "isolation.cannot-cross"
     }
 }
 

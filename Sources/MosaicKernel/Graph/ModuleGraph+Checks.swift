@@ -7,6 +7,12 @@ extension ModuleGraph {
     /// The manifest is read in place, field by field: a copy of it retained a dozen references per module.
     mutating func checkModule(_ index: Int) {
         let id = nodes[index].id
+        for crossing in nodes[index].registrar.crossingProblems {
+            report(
+                .cannotCross, .error, [id], "\(id) runs in a process of its own, but it \(crossing.problem).",
+                fix: crossing.fix + " (A host isolates it with KernelOptions.isolation.modules; its manifest with "
+                    + "isolation: .process.)", fault: true, keyPath: "isolation")
+        }
         if !id.isValid {
             let problems = id.problems
             report(

@@ -14,7 +14,8 @@ extension BootReport {
         let rows = modules.map { module in
             [
                 module.id.rawValue, module.version.text, module.state.name,
-                module.activationTime.map(Self.format) ?? "", module.explanation,
+                module.activationTime.map(Self.format) ?? "",
+                [module.explanation, module.processSummary].filter { !$0.isEmpty }.joined(separator: " · "),
             ]
         }
         let widths = (0..<header.count - 1).map { column in

@@ -22,6 +22,15 @@ public struct BootReport: Sendable {
         public var cause: ActivationCause? = nil
         /// What starts it, in words, while it waits on standby (empty in every other state).
         public var startTriggers: [String] = []
+        /// Its process, restarts and last crash, when it runs in a process of its own.
+        public var process: IsolatedModuleStatus? = nil
+
+        /// Where its code runs, when that is a process of its own: `process 4242, 1 restart`; empty otherwise.
+        public var processSummary: String {
+            guard let process else { return "" }
+            let restarts = process.restarts == 1 ? "1 restart" : "\(process.restarts) restarts"
+            return "process " + (process.processIdentifier.map { "\($0)" } ?? "(none now)") + ", " + restarts
+        }
 
         /// Why it is failed or blocked, or what starts it while it waits on standby: `starts on: a link to team`;
         /// empty in every other state.

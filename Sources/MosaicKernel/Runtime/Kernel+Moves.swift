@@ -39,7 +39,8 @@ extension Kernel {
     /// The graph `catalog` would make with this kernel's host, services and standard.
     func makeGraph(_ catalog: ModuleCatalog) -> ModuleGraph {
         ModuleGraph(
-            catalog: catalog, host: host, services: hostServices, standard: standard, extensionPoints: extensionPoints)
+            catalog: isolation.wrap(catalog), host: host, services: hostServices, standard: standard,
+            extensionPoints: extensionPoints)
     }
 
     /// Replaces the graph after the catalog changed, keeping each remaining module's record and built services.

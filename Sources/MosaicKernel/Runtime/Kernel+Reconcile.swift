@@ -57,6 +57,11 @@ extension Kernel {
     /// Gives every module that may not run the blocked state and reason its verdict names.
     private func settle(_ verdicts: [Verdict]) {
         for (index, verdict) in verdicts.enumerated() {
+            if case .failed(let reason) = verdict, case .deactivated(let deactivated) = records[index].lifecycle {
+                // Stopped by a fault while it ran (its process ended): failed, not merely stopped.
+                move(index) { _ in .failed(deactivated.fail(reason)) }
+                continue
+            }
             guard case .blocked(let blockers, let reason, _) = verdict else { continue }
             move(index) { lifecycle in
                 switch lifecycle {

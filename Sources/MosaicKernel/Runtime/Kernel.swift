@@ -81,6 +81,8 @@ public actor Kernel {
     var records: [Record] = []
     /// Modules that threw or hung while activating, with the reason; they stay failed until uninstalled.
     var failures: [ModuleID: String] = [:]
+    /// The modules that run in a process of their own.
+    let isolation: Isolation
     /// Modules on their way out through ``uninstall(_:dependents:)``.
     var leaving: Set<ModuleID> = []
     var runtimeDiagnostics: [Diagnostic] = []
@@ -157,8 +159,11 @@ public actor Kernel {
         self.logger = logger
         let telemetry = Telemetry(options: options)
         self.telemetry = telemetry
+        let isolation = Isolation(options: options.isolation, clock: self.clock, logger: logger)
+        self.isolation = isolation
         self.graph = ModuleGraph(
-            catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
+            catalog: isolation.wrap(catalog), host: host, services: services, standard: standard,
+            extensionPoints: extensionPoints)
         self.serviceRuntime = ServiceRuntime(
             graph: graph, preview: options.preview, observer: ServiceTelemetry.observer(for: telemetry))
         let clock = self.clock
@@ -195,6 +200,7 @@ public actor Kernel {
             pendingTimeLimit: options.pendingDeeplinkTimeLimit, clock: clock, telemetry: telemetry)
         deeplinkRouter.setOwners(graph.deeplinkOwners)
         self.records = Array(repeating: Record(), count: graph.nodes.count)
+        isolation.onCrash { [weak self] id, crash in await self?.isolatedProcessEnded(id, crash) }
     }
 
     deinit {
@@ -294,6 +300,7 @@ public actor Kernel {
             policyReads.stop()
             strandedSweep?.cancel()
             strandedSweep = nil
+            for module in isolation.all { module.cancelCrashHandling() }
             let span = telemetry.startSpan(SpanName.shutdown)
             await within(span) { await deactivate(records.indices.filter { records[$0].isActive }) }
             span.end()
@@ -338,7 +345,8 @@ public actor Kernel {
                 origin: graph.entry(of: index).origin, state: records[index].lifecycle.state,
                 activationTime: records[index].activationTime, phaseTimes: records[index].phaseTimes,
                 cause: records[index].activationTime == nil ? nil : records[index].cause,
-                startTriggers: records[index].lifecycle.state == .standby ? graph.startTriggers(of: index) : [])
+                startTriggers: records[index].lifecycle.state == .standby ? graph.startTriggers(of: index) : [],
+                process: isolation[graph.nodes[index].id]?.status)
         }
         return BootReport(modules: entries, diagnostics: diagnostics, duration: bootDuration)
     }

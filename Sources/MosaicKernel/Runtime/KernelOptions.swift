@@ -53,6 +53,8 @@ public struct KernelOptions: Sendable {
     public var sharedStorage: SharedStorage? = nil
     /// How durable events are retried and claimed (see `DurableEvent`).
     public var durableEvents = DurableEventOptions()
+    /// Which modules run in a process of their own, and how they are restarted after a crash.
+    public var isolation = IsolationOptions()
     /// Whether the kernel watches, as each module deactivates, the objects of the module's own types it can reach
     /// (the module, its built services and what they hold), so that a test can ask which outlived it
     /// (MosaicTesting's `expectReleased`). Off outside tests: it walks the module's values once per deactivation.

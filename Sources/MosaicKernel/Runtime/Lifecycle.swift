@@ -67,6 +67,8 @@ struct Active: Sendable {
 
 struct Deactivated: Sendable {
     fileprivate init() {}
+    /// Stopped by a fault of its own while it ran (its process ended).
+    func fail(_ reason: String) -> Failed { Failed(reason: reason) }
     /// Reactivation, once whatever stopped the module is resolved.
     func authorize() -> Authorized { Authorized() }
     /// May run again, and waits for its next use (an on-demand module).
@@ -77,6 +79,8 @@ struct Deactivated: Sendable {
 struct Failed: Sendable {
     let reason: String
     fileprivate init(reason: String) { self.reason = reason }
+    /// Restarted (`Kernel.restart(_:)`): it may run again.
+    func restart() -> Deactivated { Deactivated() }
 }
 
 struct Blocked: Sendable {

@@ -20,7 +20,13 @@ struct Ghost: AsyncParsableCommand {
         subcommands: [Serve.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
 
     /// The entry: swift-argument-parser's, except that a usage error exits 2.
-    static func main() async { await MosaicCommands.main(Ghost.self) }
+    static func main() async {
+        // Started by the kernel to run an isolated module: serve it, not the app.
+        if let status = await IsolatedModuleProcess.serveIfAsked(ModuleCatalog(groups: AppManifest.groups)) {
+            Foundation.exit(status)
+        }
+        await MosaicCommands.main(Ghost.self)
+    }
 }
 
 /// Ghost as the Mosaic commands see it: the catalog and host it serves. Commands that boot (`graph --boot`,
@@ -173,6 +179,8 @@ struct Serve: AsyncParsableCommand {
             storageTimeLimit: .seconds(storageTimeLimit))
         let database = try await sharedDatabase()
         configuration.sharedStorage = database?.storage
+        // Art runs in a process of its own: a trap in it ends that process, never the app.
+        configuration.isolation.modules = ["com.ghost.art"]
         // A delivery an instance claimed before it was killed comes back when its claim's lease runs out: a lease
         // of seconds, not two minutes, brings it back soon (a handler takes milliseconds, or as long as storage may).
         let handlerLimit = Duration.seconds(storageTimeLimit + 1)

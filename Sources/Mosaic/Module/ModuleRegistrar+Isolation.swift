@@ -1,0 +1,70 @@
+package import Foundation
+
+/// Something a module declares that cannot cross to a process of its own, with the fix.
+package struct CrossingProblem: Sendable, Hashable {
+    /// What cannot cross, as the rest of a sentence that starts with the module's name.
+    package let problem: String
+    /// What the author or the host does about it.
+    package let fix: String
+}
+
+extension ModuleRegistrar {
+    /// The declarations of this module as a host keeps them when the module runs in another process: each
+    /// contribution's content is what `content` brings from there, encoded, and each link is handled there by
+    /// `open`. Services stay in the module's process (each is built and used there); whatever cannot cross is in
+    /// ``crossingProblems``, which the validator reports and fails the module with rather than run it half.
+    package func remote(
+        content: @escaping @Sendable (_ point: String, _ id: String) async throws -> Data,
+        open: @escaping @Sendable (_ link: Deeplink) async throws -> Void
+    ) -> ModuleRegistrar {
+        var remote = ModuleRegistrar()
+        remote.activation = activation
+        remote.standardRequirements = standardRequirements
+        remote.configurationKeys = configurationKeys
+        remote.interactions = interactions
+        remote.crossingProblems = crossingProblems(content)
+        remote.contributions = contributions.compactMap { $0.remote(content) }
+        remote.deeplinks = deeplinks.map { handler in
+            DeeplinkHandler(
+                feature: handler.feature, action: handler.action, entitlement: handler.entitlement,
+                navigatesOnly: handler.navigatesOnly, handle: { link, _ in try await open(link) })
+        }
+        return remote
+    }
+
+    private func crossingProblems(
+        _ content: @escaping @Sendable (_ point: String, _ id: String) async throws -> Data
+    ) -> [CrossingProblem] {
+        let inProcess = "or run the module in process"
+        var problems: [CrossingProblem] = []
+        for declaration in contributions where declaration.remote(content) == nil {
+            problems.append(
+                CrossingProblem(
+                    problem: "contributes '\(declaration.id)' to \(declaration.point.id), whose content "
+                        + "\(declaration.point.contentTypeName) is not Codable and cannot cross to its process",
+                    fix: "Make \(declaration.point.contentTypeName) Codable, \(inProcess)."))
+        }
+        let provided = Set(services.provided.map(\.key))
+        let used = Set(services.used + contributions.flatMap(\.dependencies)).subtracting(provided)
+        for key in used.sorted() {
+            problems.append(
+                CrossingProblem(
+                    problem: "uses the service \(key), which its process does not have (services do not cross "
+                        + "the boundary: each is built and used in one process)",
+                    fix: "Provide \(key) in the module itself, \(inProcess)."))
+        }
+        if !participants.isEmpty || !listeners.isEmpty {
+            problems.append(
+                CrossingProblem(
+                    problem: "runs work in lifecycle phases or host events, which do not cross to its process yet",
+                    fix: "Run the module in process."))
+        }
+        if !interactions.stateKeys.isEmpty || !interactions.published.isEmpty || !interactions.subscribed.isEmpty {
+            problems.append(
+                CrossingProblem(
+                    problem: "shares state or events, which do not cross to its process yet (it would have a "
+                        + "store of its own)", fix: "Run the module in process."))
+        }
+        return problems
+    }
+}

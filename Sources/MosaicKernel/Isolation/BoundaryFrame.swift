@@ -1,0 +1,107 @@
+internal import Foundation
+internal import Mosaic
+
+/// One message between a host and the child process that runs an isolated module: a call from the host, or the
+/// child's reply to one (by the call's number). On the pipe each is a frame: 4 bytes of length (big endian), then
+/// the message as JSON. The same messages whatever the module: the child's kernel runs its code, the host's
+/// mediates everything else.
+enum BoundaryFrame: Codable, Sendable {
+    case call(id: Int, BoundaryCall)
+    case reply(id: Int, BoundaryReply)
+}
+
+/// What the host asks the child, and waits for.
+enum BoundaryCall: Codable, Sendable {
+    /// Start the module: the child boots a kernel of its own with the module alone.
+    case activate(host: HostPlan)
+    /// Stop the module (its `deactivate()` runs); the child exits when the host then closes its pipe.
+    case deactivate
+    /// Build the content of the module's contribution `id` to the point `point`, encoded as JSON.
+    case content(point: String, id: String)
+    /// Open `url`, a link one of the module's handlers takes.
+    case open(url: String)
+}
+
+/// The answer to a call.
+enum BoundaryReply: Codable, Sendable {
+    /// Done, with what the call asks for, encoded (or nothing).
+    case done(Data?)
+    /// Not done: why, as the child says it.
+    case failed(String)
+}
+
+/// The host's environment, as the child's kernel is given it.
+struct HostPlan: Codable, Sendable {
+    let version: SemanticVersion
+    let platform: Platform
+    let platformVersion: SemanticVersion
+    let features: Set<String>
+    /// The link scheme first, then the others.
+    let schemes: [String]
+
+    init(_ host: HostEnvironment) {
+        version = host.version
+        platform = host.platform
+        platformVersion = host.platformVersion
+        features = host.features
+        schemes = host.schemes.isEmpty ? [] : [host.linkScheme] + host.schemes.subtracting([host.linkScheme]).sorted()
+    }
+
+    var environment: HostEnvironment {
+        HostEnvironment(
+            version: version, platform: platform, platformVersion: platformVersion, features: features,
+            schemes: schemes)
+    }
+}
+
+/// Frames of a byte stream: cut as they arrive, whatever the reads' sizes.
+struct FrameReader {
+    /// The largest frame taken; a larger length is a broken peer, not a message.
+    static let maximumFrame = 64 << 20
+
+    private var buffer = Data()
+
+    /// The whole frames `bytes` completes, in order.
+    ///
+    /// - Throws: ``BoundaryError`` when a length is beyond ``maximumFrame`` or a frame is not a message.
+    mutating func frames(after bytes: Data) throws(BoundaryError) -> [BoundaryFrame] {
+        buffer.append(bytes)
+        var frames: [BoundaryFrame] = []
+        while buffer.count >= 4 {
+            let start = buffer.startIndex
+            let length = buffer[start..<start + 4].reduce(0) { $0 << 8 | Int($1) }
+            guard length <= Self.maximumFrame else {
+                throw BoundaryError("the other side sent a frame of \(length) bytes, past the limit")
+            }
+            guard buffer.count >= 4 + length else { break }
+            do {
+                frames.append(
+                    try JSONDecoder().decode(BoundaryFrame.self, from: buffer[start + 4..<start + 4 + length]))
+            } catch {
+                throw BoundaryError("the other side sent a frame that is not a message: \(error)")
+            }
+            buffer = Data(buffer[(start + 4 + length)...])
+        }
+        return frames
+    }
+
+    /// `frame` as bytes to write.
+    static func bytes(of frame: BoundaryFrame) throws -> Data {
+        let payload = try JSONEncoder().encode(frame)
+        let length = UInt32(payload.count)
+        return Data([UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
+            + payload
+    }
+}
+
+/// What went wrong across the boundary: the child ended, broke the protocol, or failed the call.
+struct BoundaryError: Error, Sendable, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What an isolated module's process answered to a call it could not do: the module's own error (a content build
+/// or a link handler that threw, an activation that failed), as the process describes it.
+struct ModuleProcessError: Error, Sendable, CustomStringConvertible {
+    let description: String
+}

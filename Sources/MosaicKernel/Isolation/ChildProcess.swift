@@ -1,0 +1,296 @@
+internal import Foundation
+internal import Logging
+internal import Mosaic
+internal import Synchronization
+
+/// One child process that runs an isolated module, seen from the host: calls go as frames to its standard input,
+/// replies come back on its standard output, and what it writes to its standard error is logged with the module's
+/// label, its last lines kept for the report of a crash.
+///
+/// The child has ended once its process terminated and both its output pipes closed (so that every reply it wrote
+/// and every line of its standard error were read first): then every call still waiting fails at once with the
+/// reason, and `ended` runs once.
+final class ChildProcess: Sendable {
+    /// The environment variable that tells the executable which module to serve instead of starting as a host.
+    static let moduleVariable = "MOSAIC_ISOLATED_MODULE"
+
+    let module: ModuleID
+    /// The child's process identifier.
+    var processIdentifier: Int32 { process.processIdentifier }
+    private let process: Process
+    /// Written on `writer`, one write at a time.
+    private let input: FileHandle
+    private let writer: DispatchQueue
+    private let state: Locked<State>
+    private let logger: Logger
+
+    private struct State {
+        var pending: [Int: CheckedContinuation<Data?, any Error>] = [:]
+        var nextCall = 0
+        var reader = FrameReader()
+        var standardError = StandardErrorTail()
+        var outputClosed = false
+        var errorClosed = false
+        var termination: String?
+        /// Why the child ended, once it has; set once.
+        var ended: String?
+        var endWaiters: [CheckedContinuation<String, Never>] = []
+        var ending: (@Sendable (String) -> Void)?
+    }
+
+    /// Starts `executable` serving `module`; `ended` is called once with why the child ended.
+    init(
+        module: ModuleID, executable: String, standardErrorLines: Int, logger: Logger,
+        ended: @escaping @Sendable (_ reason: String) -> Void
+    ) throws {
+        Self.ignoreBrokenPipes
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = []
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.moduleVariable] = module.rawValue
+        process.environment = environment
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        self.module = module
+        self.process = process
+        self.input = input.fileHandleForWriting
+        self.writer = DispatchQueue(label: "mosaic.isolation.\(module)")
+        self.logger = logger
+        self.state = Locked(State(standardError: StandardErrorTail(keeping: standardErrorLines), ending: ended))
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            self?.received(output: data)
+        }
+        error.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            self?.received(error: data)
+        }
+        process.terminationHandler = { [weak self] process in
+            self?.terminated(Self.describe(process.terminationReason, process.terminationStatus))
+        }
+        try process.run()
+        // The child holds its ends now; the host's copies would keep the pipes open after the child ended.
+        try? input.fileHandleForReading.close()
+        try? output.fileHandleForWriting.close()
+        try? error.fileHandleForWriting.close()
+    }
+
+    /// A write to the pipe of a child that ended fails with EPIPE instead of ending the host with SIGPIPE. Process
+    /// wide and once: the host's own sockets ask not to be signalled, so nothing else depends on the default.
+    private static let ignoreBrokenPipes: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+    /// Sends `call` and waits for the reply: what it carries, or the child's error. Fails at once when the child
+    /// has ended or ends before it answers; a cancelled caller stops waiting (the child's reply is then dropped).
+    func call(_ call: BoundaryCall) async throws -> Data? {
+        let number = state.withLock { state -> Int in
+            state.nextCall += 1
+            return state.nextCall
+        }
+        let frame = try FrameReader.bytes(of: .call(id: number, call))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
+                let ended = state.withLock { state -> String? in
+                    if let ended = state.ended { return ended }
+                    if Task.isCancelled { return "" }
+                    state.pending[number] = continuation
+                    return nil
+                }
+                if let ended {
+                    continuation.resume(throwing: ended.isEmpty ? CancellationError() : BoundaryError(ended))
+                    return
+                }
+                writer.async { [input, weak self] in
+                    do {
+                        try input.write(contentsOf: frame)
+                    } catch {
+                        self?.finish(number, with: .failure(BoundaryError("its pipe is closed (\(error))")))
+                    }
+                }
+            }
+        } onCancel: {
+            finish(number, with: .failure(CancellationError()))
+        }
+    }
+
+    /// Closes the child's input, which tells it to exit, and waits until it has ended; after `grace` the child is
+    /// killed. Returns why it ended.
+    @discardableResult
+    func stop(grace: Duration, clock: KernelClock) async -> String {
+        writer.async { [input] in try? input.close() }
+        let killer = Task { [processIdentifier] in
+            try await clock.sleep(clock.now() + grace)
+            _ = kill(processIdentifier, SIGKILL)
+        }
+        let reason = await ended()
+        killer.cancel()
+        return reason
+    }
+
+    /// Ends the child now (SIGKILL).
+    func killNow() { _ = kill(processIdentifier, SIGKILL) }
+
+    /// Why the child ended, once it has.
+    func ended() async -> String {
+        await withCheckedContinuation { continuation in
+            let ended = state.withLock { state -> String? in
+                if let ended = state.ended { return ended }
+                state.endWaiters.append(continuation)
+                return nil
+            }
+            if let ended { continuation.resume(returning: ended) }
+        }
+    }
+
+    /// The last lines of the child's standard error.
+    var standardErrorTail: [String] { state.withLock { $0.standardError.lines } }
+
+    private func received(output data: Data) {
+        var replies: [(CheckedContinuation<Data?, any Error>, Result<Data?, any Error>)] = []
+        var broken: String?
+        state.withLock { state in
+            if data.isEmpty {
+                state.outputClosed = true
+                return
+            }
+            do {
+                for frame in try state.reader.frames(after: data) {
+                    guard case .reply(let number, let reply) = frame, let waiting = state.pending[number] else {
+                        continue
+                    }
+                    state.pending[number] = nil
+                    switch reply {
+                    case .done(let value): replies.append((waiting, .success(value)))
+                    case .failed(let message):
+                        replies.append((waiting, .failure(ModuleProcessError(description: message))))
+                    }
+                }
+            } catch {
+                broken = String(describing: error)
+            }
+        }
+        for (continuation, result) in replies { continuation.resume(with: result) }
+        if let broken {
+            logger.error(
+                "an isolated module's process broke the protocol; it is ended", metadata: ["reason": "\(broken)"])
+            killNow()
+        }
+        if data.isEmpty { endIfDone() }
+    }
+
+    private func received(error data: Data) {
+        let lines = state.withLock { state -> [String] in
+            if data.isEmpty {
+                state.errorClosed = true
+                return state.standardError.flush()
+            }
+            return state.standardError.append(data)
+        }
+        for line in lines { logger.info("\(line)", metadata: ["stream": "stderr"]) }
+        if data.isEmpty { endIfDone() }
+    }
+
+    private func terminated(_ reason: String) {
+        state.withLock { $0.termination = reason }
+        endIfDone()
+    }
+
+    /// Ends the child once it terminated and both pipes closed: every waiting call fails with the reason.
+    private func endIfDone() {
+        let ended = state.withLock {
+            state -> (
+                String, [CheckedContinuation<Data?, any Error>], [CheckedContinuation<String, Never>],
+                (@Sendable (String) -> Void)?
+            )? in
+            guard state.ended == nil, let termination = state.termination, state.outputClosed, state.errorClosed else {
+                return nil
+            }
+            let tail = state.standardError.lines
+            let reason =
+                "its process (\(processIdentifier)) \(termination)"
+                + (tail.isEmpty ? "" : "; it wrote last: \(tail.joined(separator: " | "))")
+            state.ended = reason
+            defer {
+                state.pending = [:]
+                state.endWaiters = []
+                state.ending = nil
+            }
+            return (reason, Array(state.pending.values), state.endWaiters, state.ending)
+        }
+        guard let (reason, pending, waiters, ending) = ended else { return }
+        // The crash is counted before any caller learns of it, so that what a failed call leads to sees it.
+        ending?(reason)
+        for call in pending { call.resume(throwing: BoundaryError(reason)) }
+        for waiter in waiters { waiter.resume(returning: reason) }
+    }
+
+    private func finish(_ number: Int, with result: Result<Data?, any Error>) {
+        let waiting = state.withLock { $0.pending.removeValue(forKey: number) }
+        waiting?.resume(with: result)
+    }
+
+    /// How a process ended, in words: the signal by name (a Swift trap is SIGILL or SIGTRAP), or the status.
+    static func describe(_ reason: Process.TerminationReason, _ status: Int32) -> String {
+        guard reason == .uncaughtSignal else { return "exited with status \(status)" }
+        let names: [Int32: String] = [
+            SIGILL: "SIGILL, a trap", SIGTRAP: "SIGTRAP, a trap", SIGABRT: "SIGABRT", SIGSEGV: "SIGSEGV",
+            SIGBUS: "SIGBUS", SIGKILL: "SIGKILL", SIGTERM: "SIGTERM", SIGFPE: "SIGFPE",
+        ]
+        return "ended with signal \(status)" + (names[status].map { " (\($0))" } ?? "")
+    }
+}
+
+/// The last lines of a child's standard error, cut into lines as the bytes arrive.
+struct StandardErrorTail {
+    private(set) var lines: [String] = []
+    private var partial = Data()
+    private var keeping = 20
+    private var inBacktrace = false
+
+    init(keeping: Int = 20) { self.keeping = max(0, keeping) }
+
+    /// Takes `data`; returns the lines it completes.
+    mutating func append(_ data: Data) -> [String] {
+        partial.append(data)
+        var complete: [String] = []
+        while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
+            complete.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
+            partial = Data(partial[(newline + 1)...])
+        }
+        // A child that writes without newlines is cut at 4 KiB, not kept whole.
+        if partial.count > 4_096 {
+            complete.append(String(decoding: partial, as: UTF8.self))
+            partial = Data()
+        }
+        keep(complete)
+        return complete
+    }
+
+    /// The line the child left unfinished, at the end of its stream.
+    mutating func flush() -> [String] {
+        guard !partial.isEmpty else { return [] }
+        let line = [String(decoding: partial, as: UTF8.self)]
+        partial = Data()
+        keep(line)
+        return line
+    }
+
+    private mutating func keep(_ new: [String]) {
+        // The Swift runtime's backtrace of a crash follows its first line: the host logs it, and the report keeps
+        // what the child wrote before it (the trap's message), which says more in a line.
+        guard !inBacktrace else { return }
+        var new = new[...]
+        if let start = new.firstIndex(where: { $0.contains("Program crashed:") }) {
+            inBacktrace = true
+            new = new[...start]
+        }
+        lines.append(contentsOf: new.map { String($0.prefix(500)) })
+        if lines.count > keeping { lines.removeFirst(lines.count - keeping) }
+    }
+}

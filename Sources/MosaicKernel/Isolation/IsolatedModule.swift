@@ -1,0 +1,202 @@
+internal import Foundation
+internal import Logging
+public import Mosaic
+internal import Synchronization
+
+/// The host's side of one isolated module: the module the kernel activates in its place, the process that runs
+/// it now (if one does), and its crashes.
+final class IsolatedModule: Sendable {
+    let id: ModuleID
+    private let options: IsolationOptions
+    private let executable: String
+    private let clock: KernelClock
+    private let logger: Logger
+    private let state = Locked(State())
+
+    private struct State {
+        /// The process now, with the token its end is reported with.
+        var child: (token: UUID, process: ChildProcess)?
+        /// When it crashed, on the kernel's clock, within the restart window.
+        var crashes: [Duration] = []
+        var restarts = 0
+        var lastCrash: String?
+        var onCrash: (@Sendable (IsolatedModuleCrash) async -> Void)?
+        /// The kernel's handling of the last crash: failing the module, then restarting it after a delay.
+        var handling: Task<Void, Never>?
+    }
+
+    init(id: ModuleID, options: IsolationOptions, clock: KernelClock, logger: Logger) {
+        self.id = id
+        self.options = options
+        self.executable = options.executable ?? Self.ownExecutable
+        self.clock = clock
+        var logger = logger
+        logger[metadataKey: "module"] = "\(id)"
+        self.logger = logger
+    }
+
+    /// The host's own executable: on Linux the file this process runs even if a deploy replaced the path since.
+    private static var ownExecutable: String {
+        #if os(Linux)
+            "/proc/self/exe"
+        #else
+            Bundle.main.executablePath ?? CommandLine.arguments[0]
+        #endif
+    }
+
+    /// Called when the module's process ends while it runs (not when the host stops it).
+    func onCrash(_ action: @escaping @Sendable (IsolatedModuleCrash) async -> Void) {
+        state.withLock { $0.onCrash = action }
+    }
+
+    /// `original` as the host runs it: the same manifest; declarations whose code runs in the module's process.
+    func factory(wrapping original: ModuleFactory) -> ModuleFactory {
+        ModuleFactory(
+            isolating: original,
+            register: { [self] registrar in
+                var own = ModuleRegistrar()
+                original.register(&own)
+                registrar = own.remote(
+                    content: { [self] point, id in try await call(.content(point: point, id: id)) ?? Data() },
+                    open: { [self] link in _ = try await call(.open(url: link.url)) })
+            },
+            make: { [self] in ProcessModule(isolated: self) })
+    }
+
+    /// Starts the module's process and activates the module there; throws why it did not come up.
+    func start(_ context: ActivationContext) async throws {
+        guard ProcessInfo.processInfo.environment[ChildProcess.moduleVariable] == nil else {
+            // A host started to serve a module that booted as a host instead would start another, and so on.
+            throw BoundaryError(
+                "this process was started to run an isolated module, yet it boots a host: call "
+                    + "IsolatedModuleProcess.serveIfAsked(_:) first thing in main")
+        }
+        let token = UUID()
+        let child = try ChildProcess(
+            module: id, executable: executable, standardErrorLines: options.standardErrorLines, logger: logger
+        ) { [weak self] reason in self?.ended(token, reason) }
+        state.withLock { $0.child = (token, child) }
+        logger.info("isolated module's process started", metadata: ["pid": "\(child.processIdentifier)"])
+        do {
+            _ = try await child.call(.activate(host: HostPlan(context.host)))
+        } catch let error as ModuleProcessError {
+            // The module failed as it would have in process: its process is stopped, which is not a crash.
+            state.withLock { if $0.child?.token == token { $0.child = nil } }
+            await child.stop(grace: .seconds(2), clock: clock)
+            throw error
+        } catch is CancellationError {
+            state.withLock { if $0.child?.token == token { $0.child = nil } }
+            await child.stop(grace: .seconds(2), clock: clock)
+            throw CancellationError()
+        } catch {
+            // The process ended or broke the protocol: a crash, counted and restarted as one (`ended` runs).
+            throw BoundaryError(await child.stop(grace: .seconds(2), clock: clock))
+        }
+    }
+
+    /// Deactivates the module in its process, then ends the process.
+    func stop() async {
+        guard
+            let child = state.withLock({ state -> ChildProcess? in
+                defer { state.child = nil }
+                return state.child?.process
+            })
+        else { return }
+        _ = try? await child.call(.deactivate)
+        await child.stop(grace: .seconds(2), clock: clock)
+    }
+
+    /// Sends `call` to the module's process now.
+    private func call(_ call: BoundaryCall) async throws -> Data? {
+        guard let child = state.withLock({ $0.child?.process }) else {
+            throw ModuleUnavailableError(
+                .notStarted, module: id,
+                message: "\(id) runs in a process of its own, and none runs now"
+                    + (state.withLock { $0.lastCrash }.map { ": \($0)" } ?? "."))
+        }
+        return try await child.call(call)
+    }
+
+    /// The process with `token` ended: a crash unless the host had stopped it. It is counted against the restart
+    /// budget at once, before any call learns of it.
+    private func ended(_ token: UUID, _ reason: String) {
+        let now = clock.now()
+        let crash = state.withLock { state -> (IsolatedModuleCrash, (@Sendable (IsolatedModuleCrash) async -> Void))? in
+            guard state.child?.token == token, let onCrash = state.onCrash else { return nil }
+            state.child = nil
+            state.lastCrash = reason
+            state.crashes = state.crashes.filter { now - $0 < options.restartWindow } + [now]
+            guard state.crashes.count <= options.restartLimit else {
+                return (IsolatedModuleCrash(reason: reason, restartAfter: nil), onCrash)
+            }
+            state.restarts += 1
+            let delay = options.restartDelay * (1 << (state.crashes.count - 1))
+            return (IsolatedModuleCrash(reason: reason, restartAfter: delay), onCrash)
+        }
+        guard let (crash, onCrash) = crash else { return }
+        logger.error("isolated module's process ended", metadata: ["reason": "\(reason)"])
+        let handling = Task { await onCrash(crash) }
+        state.withLock { $0.handling = handling }
+    }
+
+    /// Stops handling the last crash (its restart, if one waits): the kernel shuts down.
+    func cancelCrashHandling() {
+        state.withLock { $0.handling }?.cancel()
+    }
+
+    /// Forgets the crashes counted against the budget: an operator restarted the module.
+    func forgetCrashes() { state.withLock { $0.crashes = [] } }
+
+    /// What the host can say of the module's process.
+    var status: IsolatedModuleStatus {
+        state.withLock { state in
+            IsolatedModuleStatus(
+                module: id, processIdentifier: state.child?.process.processIdentifier, restarts: state.restarts,
+                lastCrash: state.lastCrash, crashesInWindow: state.crashes.count)
+        }
+    }
+
+    /// Kills the module's process now (SIGKILL), as a crash would end it: for fault tests.
+    func killProcess() -> Bool {
+        guard let child = state.withLock({ $0.child?.process }) else { return false }
+        child.killNow()
+        return true
+    }
+}
+
+/// A crash of an isolated module's process: why it ended, and when the budget lets the module restart (`nil`: it
+/// crashed more often than the budget allows, and stays failed).
+struct IsolatedModuleCrash: Sendable {
+    let reason: String
+    let restartAfter: Duration?
+}
+
+/// An isolated module's process, as the host reports it (`Kernel.isolatedModules()`).
+public struct IsolatedModuleStatus: Sendable, Hashable {
+    /// The module.
+    public let module: ModuleID
+    /// The process that runs it now; `nil` when none runs (stopped, failed, waiting to restart).
+    public let processIdentifier: Int32?
+    /// How many times the kernel restarted it after a crash (counting one it is about to make).
+    public let restarts: Int
+    /// Why its process last ended while it ran: the signal or status, and the last lines of its standard error.
+    public let lastCrash: String?
+    /// The crashes counted against the restart budget now.
+    public let crashesInWindow: Int
+}
+
+/// The module the host's kernel activates in an isolated module's place: its activation starts the process.
+struct ProcessModule: Module {
+    static let manifest = Manifest(id: "mosaic.isolated-module", version: "1.0.0")
+    private let isolated: IsolatedModule?
+
+    init() { isolated = nil }
+    init(isolated: IsolatedModule) { self.isolated = isolated }
+
+    func activate(_ context: ActivationContext) async throws {
+        guard let isolated else { throw BoundaryError("made without the module it stands for") }
+        try await isolated.start(context)
+    }
+
+    func deactivate() async { await isolated?.stop() }
+}

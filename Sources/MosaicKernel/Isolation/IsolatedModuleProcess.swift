@@ -1,0 +1,145 @@
+internal import Foundation
+internal import Logging
+internal import Mosaic
+internal import Synchronization
+
+/// The entry of an isolated module's process: the host's executable, started again by the host's kernel to run one
+/// module. Call ``serveIfAsked(_:)`` first thing in `main`, before parsing arguments:
+///
+/// ```swift
+/// if let status = await IsolatedModuleProcess.serveIfAsked(catalog) { exit(status) }
+/// ```
+///
+/// In a process the kernel did not start for a module, it returns `nil` at once. In one it did, it runs the module
+/// named in its environment with a kernel of its own (the module alone, in process) and answers the host's calls
+/// until the host closes its standard input, then returns the status to exit with. What the module prints goes to
+/// standard error, which the host logs with the module's label; standard output carries the frames.
+public enum IsolatedModuleProcess {
+    /// Serves the module the host's kernel started this process for, found in `catalog`; `nil` when this process
+    /// was not started for one.
+    public static func serveIfAsked(_ catalog: ModuleCatalog) async -> Int32? {
+        guard let name = ProcessInfo.processInfo.environment[ChildProcess.moduleVariable] else { return nil }
+        let logger = Logger(label: name)
+        guard let factory = catalog.entries.first(where: { $0.manifest.id.rawValue == name })?.factory else {
+            logger.error("this executable has no module \(name) in its catalog; the host's catalog must be the same")
+            return 70
+        }
+        // Frames go out on the original standard output; what the module prints goes to standard error.
+        let frames = dup(STDOUT_FILENO)
+        guard frames >= 0, dup2(STDERR_FILENO, STDOUT_FILENO) >= 0 else {
+            logger.error("standard output could not be kept for the host's frames")
+            return 71
+        }
+        let server = ModuleServer(
+            factory: factory, output: FileHandle(fileDescriptor: frames, closeOnDealloc: true), logger: logger)
+        await server.serve(FileHandle.standardInput)
+        return 0
+    }
+}
+
+/// The child's side: a kernel with the one module, and the host's calls answered in the order they complete.
+private actor ModuleServer {
+    private let factory: ModuleFactory
+    private nonisolated let output: FileHandle
+    private let writer = DispatchQueue(label: "mosaic.isolated-module.frames")
+    private let logger: Logger
+    private var kernel: Kernel?
+
+    init(factory: ModuleFactory, output: FileHandle, logger: Logger) {
+        self.factory = factory
+        self.output = output
+        self.logger = logger
+    }
+
+    /// Answers the calls read from `input` until it closes; each call runs as it arrives, beside the others.
+    func serve(_ input: FileHandle) async {
+        let (calls, continuation) = AsyncStream.makeStream(of: BoundaryFrame.self)
+        let reader = Locked(FrameReader())
+        input.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                continuation.finish()
+                return
+            }
+            do {
+                for frame in try reader.withLock({ try $0.frames(after: data) }) { continuation.yield(frame) }
+            } catch {
+                handle.readabilityHandler = nil
+                continuation.finish()
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for await frame in calls {
+                guard case .call(let number, let call) = frame else { continue }
+                group.addTask { await self.answer(number, call) }
+            }
+        }
+        await kernel?.shutdown()
+    }
+
+    private func answer(_ number: Int, _ call: BoundaryCall) async {
+        let reply: BoundaryReply
+        do {
+            reply = .done(try await perform(call))
+        } catch {
+            reply = .failed(String(describing: error))
+        }
+        guard let bytes = try? FrameReader.bytes(of: .reply(id: number, reply)) else { return }
+        writer.async { [output] in try? output.write(contentsOf: bytes) }
+    }
+
+    private func perform(_ call: BoundaryCall) async throws -> Data? {
+        switch call {
+        case .activate(let host): try await activate(host)
+        case .deactivate:
+            await kernel?.shutdown()
+            kernel = nil
+        case .content(let point, let id):
+            guard let kernel else { throw BoundaryError("the module is not active in its process") }
+            return try await kernel.encodedContent(point: point, id: id)
+        case .open(let url):
+            guard let kernel else { throw BoundaryError("the module is not active in its process") }
+            if case .notHandled(let error) = await kernel.open(url) { throw error }
+        }
+        return nil
+    }
+
+    /// Boots a kernel with the module alone, every entitlement it names granted (the host decides what shows).
+    private func activate(_ host: HostPlan) async throws {
+        guard kernel == nil else { throw BoundaryError("the module is active already") }
+        var catalog = ModuleCatalog()
+        catalog.add(factory)
+        var options = KernelOptions(deeplinkRules: DeeplinkRules(allowedSchemes: [DeeplinkRules.anyScheme]))
+        options.isolation.insideChild = true
+        let kernel = Kernel(
+            catalog: catalog, host: host.environment, entitlements: .granted(catalog.declaredEntitlements),
+            extensionPoints: catalog.contributedPoints, options: options, logger: logger)
+        let report = try await kernel.boot()
+        let id = factory.manifest.id
+        // A module that starts on demand was started by its first use in the host: it starts now.
+        let state = try await kernel.start(id)
+        guard state.isActive else {
+            await kernel.shutdown()
+            let problems = report.diagnostics.filter(atLeast: .error).map(\.message)
+            throw BoundaryError(
+                (problems.isEmpty ? "\(id) is \(state)" : problems.joined(separator: " ")).prefix(1_000).description)
+        }
+        self.kernel = kernel
+    }
+}
+
+extension Kernel {
+    /// The content of this kernel's contribution `id` to the point `point`, built and encoded as JSON: what the
+    /// host of an isolated module asks its process for.
+    func encodedContent(point: String, id: String) async throws -> Data {
+        guard
+            let (module, declaration) = graph.nodes.lazy.compactMap({ node in
+                node.contributions.first { $0.point.id == point && $0.id == id }.map { (node.id, $0) }
+            }).first,
+            let crossing = declaration.crossing,
+            let bound = contributionStore.contribution(of: module, point: point, id: id)
+        else { throw BoundaryError("the module has no contribution '\(id)' to \(point) now") }
+        return try await crossing.encode(bound)
+    }
+}
