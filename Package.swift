@@ -154,7 +154,7 @@ let package = Package(
         // Modules that trap at chosen places, which the isolation tests run in processes of their own.
         .target(
             name: "IsolationFixtures",
-            dependencies: ["Mosaic", "MosaicKernel"],
+            dependencies: ["Mosaic", "MosaicKernel", "MosaicWeb"],
             path: "Tests/IsolationFixtures",
             swiftSettings: strictSettings
         ),
@@ -192,6 +192,7 @@ let package = Package(
                 "GhostApp",
                 "state-writer",
                 "IsolationFixtures",
+                "MosaicWeb",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

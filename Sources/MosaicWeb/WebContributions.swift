@@ -2,7 +2,7 @@ internal import Foundation
 public import Mosaic
 
 /// An HTTP request as a module's route or middleware sees it: no web framework in the module's imports.
-public struct WebRequest: Sendable {
+public struct WebRequest: Sendable, Codable {
     /// `GET`, `POST`…
     public var method: String
     /// The path, without the query: `/api/weather/Oslo`.
@@ -31,7 +31,7 @@ public struct WebRequest: Sendable {
 }
 
 /// An HTTP response from a module.
-public struct WebResponse: Sendable, Hashable {
+public struct WebResponse: Sendable, Hashable, Codable {
     /// The HTTP status code, such as 200 or 404.
     public var status: Int
     /// The `Content-Type` header's value.
@@ -153,6 +153,25 @@ public struct WebRoute: Sendable {
         static let method = "mosaic.web.method"
         static let path = "mosaic.web.path"
         static let exempt = "mosaic.web.csrf-exempt"
+    }
+}
+
+/// A route crosses to a module in a process of its own as the requests it answers: the host keeps a stand-in with
+/// the route's method and path, and each request is answered by the real handler in the module's process.
+extension WebRoute: CallableContent {
+    /// Answers `request` with the route's handler.
+    public func answer(_ request: WebRequest) async throws -> WebResponse { try await handle(request) }
+
+    /// The host's stand-in for the route `metadata` describes, whose requests `answer` carries to the module's
+    /// process.
+    public static func standIn(
+        _ metadata: ContributionMetadata, answer: @escaping @Sendable (WebRequest) async throws -> WebResponse
+    ) -> WebRoute? {
+        guard let method = metadata.attributes[Attribute.method].flatMap(Method.init(rawValue:)),
+            let path = metadata.attributes[Attribute.path]
+        else { return nil }
+        return WebRoute(
+            method, path, exemptFromCSRFCheck: metadata.attributes[Attribute.exempt] == "true", handle: answer)
     }
 }
 

@@ -4,6 +4,7 @@
 import Foundation
 public import Mosaic
 public import MosaicKernel
+import MosaicWeb
 
 /// The fixture modules, by identifier, and the catalog that holds them all.
 public enum IsolationFixtures {
@@ -15,6 +16,8 @@ public enum IsolationFixtures {
     public static let trapsInActivate: ModuleID = "com.fixture.traps-in-activate"
     /// Traps handling its link.
     public static let trapsInLink: ModuleID = "com.fixture.traps-in-link"
+    /// Traps answering its route, `GET /api/trap`.
+    public static let trapsInRoute: ModuleID = "com.fixture.traps-in-route"
     /// Throws in `activate`: a failure the module's process reports, not a crash.
     public static let throwsInActivate: ModuleID = "com.fixture.throws-in-activate"
     /// Contributes content that is not `Codable` to ``opaquePoint``.
@@ -41,6 +44,9 @@ public enum IsolationFixtures {
                     Panel(.text("served by process \(getpid())"))
                 }
                 module.handle(feature: "echo") { _, _ in }
+                module.route(.get, "/echo/:word") { request in
+                    .json("{\"word\":\"\(request.parameters["word"] ?? "")\",\"process\":\(getpid())}")
+                }
             })
         catalog.add(
             module(trapsInContent) { module in
@@ -52,6 +58,10 @@ public enum IsolationFixtures {
         catalog.add(
             module(trapsInLink) { module in
                 module.handle(feature: "trap") { _, _ in fatalError(trapMessage) }
+            })
+        catalog.add(
+            module(trapsInRoute) { module in
+                module.route(.get, "/trap") { (_: WebRequest) -> WebResponse in fatalError(trapMessage) }
             })
         catalog.add(module(throwsInActivate, activate: { throw Refusal() }) { _ in })
         catalog.add(

@@ -3,6 +3,7 @@ import IsolationFixtures
 import Mosaic
 import MosaicKernel
 import MosaicTesting
+import MosaicWeb
 import Testing
 
 /// A module in process beside the isolated ones, whose widget must keep answering whatever they do.
@@ -19,7 +20,8 @@ func isolatingKernel(_ ids: [ModuleID], hostIsolates: Set<ModuleID> = [], clock:
     let fixtures = IsolationFixtures.catalog.entries.filter { ids.contains($0.manifest.id) }.map(\.factory)
     return Kernel(
         catalog: catalog(fixtures + [bystander]), host: testHost,
-        extensionPoints: [AnyExtensionPoint(IsolationFixtures.opaquePoint)], options: options, logger: quietLogger)
+        extensionPoints: [AnyExtensionPoint(IsolationFixtures.opaquePoint), AnyExtensionPoint(.webRoutes)],
+        options: options, logger: quietLogger)
 }
 
 extension Kernel {
@@ -39,6 +41,11 @@ extension Kernel {
         return try await widget.content().blocks.first.flatMap { block in
             if case .text(let text) = block { text } else { nil }
         }
+    }
+
+    /// `module`'s route, as the host keeps it.
+    nonisolated func route(of module: ModuleID) async throws -> WebRoute? {
+        try await contributions(for: .webRoutes).first { $0.module == module }?.content()
     }
 
     nonisolated func status(of id: ModuleID) -> IsolatedModuleStatus? {
@@ -140,6 +147,33 @@ extension ModuleState {
         await kernel.shutdown()
     }
 
+    @Test("an isolated module's route answers from its process; one that traps refuses at once, as unavailable")
+    func routes() async throws {
+        let echo = IsolationFixtures.echo
+        let trapper = IsolationFixtures.trapsInRoute
+        let kernel = try isolatingKernel([echo, trapper], hostIsolates: [trapper], clock: ManualClock())
+        try await kernel.boot()
+        let pid = try #require(kernel.status(of: echo)?.processIdentifier)
+        let route = try #require(try await kernel.route(of: echo))
+        #expect(route.method == .get && route.path == "/echo/:word")
+        let response = try await route.handle(
+            WebRequest(method: "GET", path: "/echo/hello", parameters: ["word": "hello"]))
+        #expect(response.status == 200 && response.body == "{\"word\":\"hello\",\"process\":\(pid)}", "\(response)")
+
+        let trapping = try #require(try await kernel.route(of: trapper))
+        do {
+            _ = try await trapping.handle(WebRequest(method: "GET", path: "/trap"))
+            Issue.record("a route that trapped answered")
+        } catch let error as ModuleUnavailableError {
+            #expect(error.code == .processEnded && error.module == trapper, "\(error)")
+            #expect(error.message.contains(IsolationFixtures.trapMessage), "\(error)")
+        }
+        #expect(await kernel.state(of: trapper, once: \.isFailed) != nil)
+        #expect(await kernel.state(of: echo)?.isActive == true)
+        #expect(try await kernel.route(of: trapper) == nil, "its route leaves with it")
+        await kernel.shutdown()
+    }
+
     @Test("SIGKILL of a module's process fails it with the signal, and it comes back in a new process")
     func killed() async throws {
         let clock = ManualClock()
@@ -166,7 +200,9 @@ extension ModuleState {
         let kernel = try isolatingKernel([opaque], hostIsolates: [opaque], clock: ManualClock())
         let report = try await kernel.boot()
         let diagnostic = try #require(report.diagnostics.with(.cannotCross).first)
-        #expect(diagnostic.message.contains("Opaque") && diagnostic.message.contains("not Codable"), "\(diagnostic)")
+        #expect(
+            diagnostic.message.contains("Opaque") && diagnostic.message.contains("neither Codable nor CallableContent"),
+            "\(diagnostic)")
         #expect(diagnostic.fix.contains("Codable"), "\(diagnostic)")
         #expect(report[opaque]?.state.isFailed == true)
         #expect(kernel.status(of: opaque)?.processIdentifier == nil)

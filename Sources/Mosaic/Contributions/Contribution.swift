@@ -124,57 +124,91 @@ package struct ContributionDeclaration: Sendable {
     }
 
     /// The declaration as the host of a module in another process keeps it: it takes no services here, and its
-    /// content is what `fetch` brings from that process; `nil` when the content cannot cross (not `Codable`).
-    package func remote(_ fetch: @escaping @Sendable (_ point: String, _ id: String) async throws -> Data)
-        -> ContributionDeclaration?
-    {
+    /// content comes from that process through `remote` (called with the point's and the contribution's ids and,
+    /// for a call, what it carries); `nil` when the content cannot cross.
+    package func remote(
+        _ remote: @escaping @Sendable (_ point: String, _ id: String, _ call: Data?) async throws -> Data
+    ) -> ContributionDeclaration? {
         guard let crossing else { return nil }
         let point = point.id
         let id = id
         return ContributionDeclaration(
             point: self.point, id: id, priority: priority, metadata: metadata, entitlement: entitlement,
             dependencies: [],
-            bind: { [self] module, _ in crossing.bindRemote(self, module) { try await fetch(point, id) } },
+            bind: { [self] module, _ in crossing.bindRemote(self, module) { try await remote(point, id, $0) } },
             bindStandby: bindStandby, startsModule: startsModule, crossing: crossing)
     }
 }
 
-/// How a contribution's content crosses between processes: built and encoded where its module runs, decoded where
-/// the host reads it.
+/// How a contribution's content crosses between processes: built where its module runs and encoded as JSON, or,
+/// for ``CallableContent``, answering each call there.
 package struct ContentCrossing: Sendable {
-    /// The content of `bound` (a contribution ``ContributionDeclaration/bind`` made), built and encoded as JSON.
-    package let encode: @Sendable (_ bound: any Sendable) async throws -> Data
-    /// The host's contribution of `module`, whose content `fetch` builds in the module's process.
+    /// In the module's process: the content of `bound` (a contribution ``ContributionDeclaration/bind`` made)
+    /// encoded, or, for a call (`call` is not `nil`), the content's answer to it, encoded.
+    package let serve: @Sendable (_ bound: any Sendable, _ call: Data?) async throws -> Data
+    /// In the host: the contribution of `module` whose content comes from its process through `remote`.
     package let bindRemote:
         @Sendable (
             _ declaration: ContributionDeclaration, _ module: ModuleID,
-            _ fetch: @escaping @Sendable () async throws -> Data
+            _ remote: @escaping @Sendable (_ call: Data?) async throws -> Data
         ) -> any Sendable
 
-    /// How content of type `Content` crosses, or `nil` when it is not `Codable`.
+    /// How content of type `Content` crosses, or `nil` when it cannot (neither `Codable` nor ``CallableContent``).
     package static func of<Content: Sendable>(_ type: Content.Type) -> ContentCrossing? {
+        if let callable = Content.self as? any CallableContent.Type {
+            return calls(of: callable, content: Content.self)
+        }
         guard let codable = Content.self as? any (Codable & Sendable).Type else { return nil }
-        return crossing(as: codable, content: Content.self)
+        return values(as: codable, content: Content.self)
     }
 
-    private static func crossing<Coded: Codable & Sendable, Content: Sendable>(
+    private static func values<Coded: Codable & Sendable, Content: Sendable>(
         as coded: Coded.Type, content: Content.Type
     ) -> ContentCrossing {
         ContentCrossing(
-            encode: { bound in
+            serve: { bound, _ in
                 guard let contribution = bound as? Contribution<Content>,
                     let value = try await contribution.content() as? Coded
                 else { throw CrossingError("the contribution is not of \(Content.self)") }
                 return try JSONEncoder().encode(value)
             },
-            bindRemote: { declaration, module, fetch in
+            bindRemote: { declaration, module, remote in
                 Contribution<Content>(
                     id: declaration.id, module: module, priority: declaration.priority,
                     metadata: declaration.metadata, entitlement: declaration.entitlement
                 ) {
-                    let decoded = try JSONDecoder().decode(Coded.self, from: try await fetch())
+                    let decoded = try JSONDecoder().decode(Coded.self, from: try await remote(nil))
                     guard let content = decoded as? Content else {
                         throw CrossingError("\(Coded.self) did not read back as \(Content.self)")
+                    }
+                    return content
+                }
+            })
+    }
+
+    private static func calls<Callable: CallableContent, Content: Sendable>(
+        of callable: Callable.Type, content: Content.Type
+    ) -> ContentCrossing {
+        ContentCrossing(
+            serve: { bound, call in
+                guard let contribution = bound as? Contribution<Content>,
+                    let content = try await contribution.content() as? Callable
+                else { throw CrossingError("the contribution is not of \(Content.self)") }
+                guard let call else { throw CrossingError("\(Content.self) answers calls, and none came") }
+                let answer = try await content.answer(try JSONDecoder().decode(Callable.Call.self, from: call))
+                return try JSONEncoder().encode(answer)
+            },
+            bindRemote: { declaration, module, remote in
+                Contribution<Content>(
+                    id: declaration.id, module: module, priority: declaration.priority,
+                    metadata: declaration.metadata, entitlement: declaration.entitlement
+                ) {
+                    let standIn = Callable.standIn(declaration.metadata) { call in
+                        let answer = try await remote(try JSONEncoder().encode(call))
+                        return try JSONDecoder().decode(Callable.Answer.self, from: answer)
+                    }
+                    guard let content = standIn as? Content else {
+                        throw CrossingError("the host cannot stand in for \(Content.self) '\(declaration.id)'")
                     }
                     return content
                 }

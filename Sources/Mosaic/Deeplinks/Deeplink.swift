@@ -84,7 +84,7 @@ public struct Deeplink: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One `name=value` of a link's query.
-public struct QueryItem: Sendable, Hashable {
+public struct QueryItem: Sendable, Hashable, Codable {
     /// The name, as hosts and messages show it.
     public let name: String
     /// The item's value, decoded.

@@ -164,6 +164,9 @@ public struct ModuleUnavailableError: Error, Sendable, Hashable, CustomStringCon
         case deactivating
         /// The module waited on standby and could not be started for this use: the message says why.
         case notStarted = "not-started"
+        /// The module runs in a process of its own, and that process ended (a trap, a signal, an exit) before it
+        /// answered: the module is failed, and restarts within the host's budget.
+        case processEnded = "process-ended"
     }
 
     /// The kind of failure.

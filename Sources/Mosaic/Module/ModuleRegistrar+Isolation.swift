@@ -14,7 +14,7 @@ extension ModuleRegistrar {
     /// `open`. Services stay in the module's process (each is built and used there); whatever cannot cross is in
     /// ``crossingProblems``, which the validator reports and fails the module with rather than run it half.
     package func remote(
-        content: @escaping @Sendable (_ point: String, _ id: String) async throws -> Data,
+        content: @escaping @Sendable (_ point: String, _ id: String, _ call: Data?) async throws -> Data,
         open: @escaping @Sendable (_ link: Deeplink) async throws -> Void
     ) -> ModuleRegistrar {
         var remote = ModuleRegistrar()
@@ -33,7 +33,7 @@ extension ModuleRegistrar {
     }
 
     private func crossingProblems(
-        _ content: @escaping @Sendable (_ point: String, _ id: String) async throws -> Data
+        _ content: @escaping @Sendable (_ point: String, _ id: String, _ call: Data?) async throws -> Data
     ) -> [CrossingProblem] {
         let inProcess = "or run the module in process"
         var problems: [CrossingProblem] = []
@@ -41,8 +41,9 @@ extension ModuleRegistrar {
             problems.append(
                 CrossingProblem(
                     problem: "contributes '\(declaration.id)' to \(declaration.point.id), whose content "
-                        + "\(declaration.point.contentTypeName) is not Codable and cannot cross to its process",
-                    fix: "Make \(declaration.point.contentTypeName) Codable, \(inProcess)."))
+                        + "\(declaration.point.contentTypeName) is neither Codable nor CallableContent, and cannot "
+                        + "cross to its process",
+                    fix: "Make \(declaration.point.contentTypeName) Codable (or CallableContent), \(inProcess)."))
         }
         let provided = Set(services.provided.map(\.key))
         let used = Set(services.used + contributions.flatMap(\.dependencies)).subtracting(provided)

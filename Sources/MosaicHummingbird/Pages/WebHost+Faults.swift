@@ -21,10 +21,11 @@ extension WebHost {
     /// that guards the page cannot run, so the page is not served without it): the request may succeed if tried
     /// again.
     func faultPage(_ what: String, module: ModuleID?, _ error: any Error) -> Page {
-        if let leaving = Self.leavingModule(error) {
+        if let unavailable = Self.unavailableModule(error) {
+            if unavailable.code == .processEnded { _ = logFault(what, module: unavailable.module, error) }
             return problemPage(
                 status: 503, "Try again shortly",
-                "\(leaving) is deactivating, and this page needs it. Try again in a few seconds.")
+                "\(Self.unavailability(unavailable)), and this page needs it. Try again in a few seconds.")
         }
         let id = logFault(what, module: module, error)
         if Self.isStorageOutage(error) {
@@ -41,9 +42,10 @@ extension WebHost {
     /// A JSON 500 for a fault under `/api`, with the error id to look up in the log; a 503 with `Retry-After` when
     /// the app's storage did not answer in time.
     func faultJSON(_ what: String, module: ModuleID?, _ error: any Error) -> WebResponse {
-        if let leaving = Self.leavingModule(error) {
+        if let unavailable = Self.unavailableModule(error) {
+            if unavailable.code == .processEnded { _ = logFault(what, module: unavailable.module, error) }
             var response = WebResponse.json(
-                Self.jsonError("\(leaving) is deactivating; try again shortly."), status: 503)
+                Self.jsonError("\(Self.unavailability(unavailable)); try again shortly."), status: 503)
             response.headers["Retry-After"] = Self.retryAfter
             return response
         }
@@ -77,13 +79,22 @@ extension WebHost {
         }
     }
 
-    /// The module whose deactivation `error` reports (it refused a call on its way out), or `nil` for any other
-    /// error.
-    static func leavingModule(_ error: any Error) -> ModuleID? {
+    /// Why a module refused a call, when `error` says it is unavailable (on its way out, not started, or its process
+    /// ended while it answered); `nil` for any other error.
+    static func unavailableModule(_ error: any Error) -> ModuleUnavailableError? {
         switch error {
-        case let error as ModuleUnavailableError: error.module
-        case let fault as ModuleFault: leavingModule(fault.error)
+        case let error as ModuleUnavailableError: error
+        case let fault as ModuleFault: unavailableModule(fault.error)
         default: nil
+        }
+    }
+
+    /// What a client is told of an unavailable module: never the crash's details, which the log has.
+    static func unavailability(_ error: ModuleUnavailableError) -> String {
+        switch error.code {
+        case .deactivating: "\(error.module) is deactivating"
+        case .processEnded: "\(error.module) stopped (its process ended) and is restarting"
+        case .notStarted: "\(error.module) could not be started"
         }
     }
 

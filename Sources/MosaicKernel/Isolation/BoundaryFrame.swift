@@ -16,8 +16,9 @@ enum BoundaryCall: Codable, Sendable {
     case activate(host: HostPlan)
     /// Stop the module (its `deactivate()` runs); the child exits when the host then closes its pipe.
     case deactivate
-    /// Build the content of the module's contribution `id` to the point `point`, encoded as JSON.
-    case content(point: String, id: String)
+    /// Build the content of the module's contribution `id` to the point `point`, encoded as JSON; for content
+    /// that answers calls, answer `call` (encoded) with it.
+    case content(point: String, id: String, call: Data?)
     /// Open `url`, a link one of the module's handlers takes.
     case open(url: String)
 }

@@ -35,14 +35,8 @@ final class IsolatedModule: Sendable {
         self.logger = logger
     }
 
-    /// The host's own executable: on Linux the file this process runs even if a deploy replaced the path since.
-    private static var ownExecutable: String {
-        #if os(Linux)
-            "/proc/self/exe"
-        #else
-            Bundle.main.executablePath ?? CommandLine.arguments[0]
-        #endif
-    }
+    /// The host's own executable.
+    private static var ownExecutable: String { Bundle.main.executablePath ?? CommandLine.arguments[0] }
 
     /// Called when the module's process ends while it runs (not when the host stops it).
     func onCrash(_ action: @escaping @Sendable (IsolatedModuleCrash) async -> Void) {
@@ -57,7 +51,9 @@ final class IsolatedModule: Sendable {
                 var own = ModuleRegistrar()
                 original.register(&own)
                 registrar = own.remote(
-                    content: { [self] point, id in try await call(.content(point: point, id: id)) ?? Data() },
+                    content: { [self] point, id, call in
+                        try await self.call(.content(point: point, id: id, call: call)) ?? Data()
+                    },
                     open: { [self] link in _ = try await call(.open(url: link.url)) })
             },
             make: { [self] in ProcessModule(isolated: self) })
@@ -106,15 +102,20 @@ final class IsolatedModule: Sendable {
         await child.stop(grace: .seconds(2), clock: clock)
     }
 
-    /// Sends `call` to the module's process now.
+    /// Sends `call` to the module's process now. A process that ended before it answered is the module's
+    /// unavailability (``ModuleUnavailableError/Code/processEnded``), which a web host answers with a 503.
     private func call(_ call: BoundaryCall) async throws -> Data? {
         guard let child = state.withLock({ $0.child?.process }) else {
             throw ModuleUnavailableError(
-                .notStarted, module: id,
+                .processEnded, module: id,
                 message: "\(id) runs in a process of its own, and none runs now"
                     + (state.withLock { $0.lastCrash }.map { ": \($0)" } ?? "."))
         }
-        return try await child.call(call)
+        do {
+            return try await child.call(call)
+        } catch let error as BoundaryError {
+            throw ModuleUnavailableError(.processEnded, module: id, message: "\(id) failed: \(error)")
+        }
     }
 
     /// The process with `token` ended: a crash unless the host had stopped it. It is counted against the restart

@@ -95,9 +95,9 @@ private actor ModuleServer {
         case .deactivate:
             await kernel?.shutdown()
             kernel = nil
-        case .content(let point, let id):
+        case .content(let point, let id, let call):
             guard let kernel else { throw BoundaryError("the module is not active in its process") }
-            return try await kernel.encodedContent(point: point, id: id)
+            return try await kernel.servedContent(point: point, id: id, call: call)
         case .open(let url):
             guard let kernel else { throw BoundaryError("the module is not active in its process") }
             if case .notHandled(let error) = await kernel.open(url) { throw error }
@@ -130,9 +130,9 @@ private actor ModuleServer {
 }
 
 extension Kernel {
-    /// The content of this kernel's contribution `id` to the point `point`, built and encoded as JSON: what the
-    /// host of an isolated module asks its process for.
-    func encodedContent(point: String, id: String) async throws -> Data {
+    /// The content of this kernel's contribution `id` to the point `point`, built and encoded as JSON, or its
+    /// answer to `call`: what the host of an isolated module asks its process for.
+    func servedContent(point: String, id: String, call: Data?) async throws -> Data {
         guard
             let (module, declaration) = graph.nodes.lazy.compactMap({ node in
                 node.contributions.first { $0.point.id == point && $0.id == id }.map { (node.id, $0) }
@@ -140,6 +140,6 @@ extension Kernel {
             let crossing = declaration.crossing,
             let bound = contributionStore.contribution(of: module, point: point, id: id)
         else { throw BoundaryError("the module has no contribution '\(id)' to \(point) now") }
-        return try await crossing.encode(bound)
+        return try await crossing.serve(bound, call)
     }
 }

@@ -18,7 +18,7 @@ public import Mosaic
 public struct IsolationOptions: Sendable {
     /// Modules to isolate besides those whose manifest asks for it.
     public var modules: Set<ModuleID> = []
-    /// The executable a module's process runs; `nil` runs the host's own (`/proc/self/exe` on Linux). Tests name
+    /// The executable a module's process runs; `nil` runs the host's own (`Bundle.main.executablePath`). Tests name
     /// an executable that serves their modules.
     public var executable: String? = nil
     /// How many restarts after crashes within ``restartWindow``; the crash after the last leaves the module failed.
