@@ -13,10 +13,16 @@ let bystander: ModuleFactory = serviceModule("com.app.bystander") { module in
 
 /// A kernel over the fixture modules `ids` and the bystander, on `clock`, whose isolated modules run in
 /// `state-writer` processes; `hostIsolates` are isolated by the host (the others by their manifests, or not at all).
-func isolatingKernel(_ ids: [ModuleID], hostIsolates: Set<ModuleID> = [], clock: ManualClock) throws -> Kernel {
+func isolatingKernel(
+    _ ids: [ModuleID], hostIsolates: Set<ModuleID> = [], clock: ManualClock,
+    adjust: (inout IsolationOptions) -> Void = { _ in }
+) throws -> Kernel {
     var options = KernelOptions(clock: clock)
     options.isolation.executable = try stateWriter().path
     options.isolation.modules = hostIsolates
+    // Heartbeats of their own only where a test moves the clock for them.
+    options.isolation.heartbeatInterval = .seconds(3_600)
+    adjust(&options.isolation)
     let fixtures = IsolationFixtures.catalog.entries.filter { ids.contains($0.manifest.id) }.map(\.factory)
     return Kernel(
         catalog: catalog(fixtures + [bystander]), host: testHost,
@@ -191,6 +197,37 @@ extension ModuleState {
         let second = try #require(kernel.status(of: echo)?.processIdentifier)
         #expect(second != first)
         #expect(try await kernel.widgetText(of: echo) == "served by process \(second)")
+        await kernel.shutdown()
+    }
+
+    @Test("a process stopped with SIGSTOP misses its heartbeat: it is killed, the module failed, and it restarts")
+    func stopped() async throws {
+        let clock = ManualClock()
+        let echo = IsolationFixtures.echo
+        let kernel = try isolatingKernel([echo], clock: clock) {
+            $0.heartbeatInterval = .seconds(1)
+            $0.heartbeatTimeLimit = .seconds(5)
+        }
+        try await kernel.boot()
+        let first = try #require(kernel.status(of: echo)?.processIdentifier)
+        // A heartbeat answered while the process runs keeps it.
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(1))
+        clock.advance(by: .seconds(1))
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(1))
+        #expect(kernel.status(of: echo)?.processIdentifier == first)
+
+        kill(first, SIGSTOP)
+        clock.advance(by: .seconds(1))
+        // The ping waits on its time limit (the one sleeper due within it), which then runs out.
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(5))
+        clock.advance(by: .seconds(5))
+        let failed = try #require(await kernel.state(of: echo, once: \.isFailed))
+        #expect(failed.reason?.contains("missed its heartbeat") == true, "\(failed)")
+        #expect(failed.reason?.contains("SIGKILL") == true, "\(failed)")
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(1))
+        clock.advance(by: .seconds(1))
+        #expect(await kernel.state(of: echo, once: \.isActive) != nil)
+        #expect(kernel.status(of: echo)?.processIdentifier != first)
         await kernel.shutdown()
     }
 

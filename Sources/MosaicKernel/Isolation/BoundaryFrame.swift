@@ -21,6 +21,8 @@ enum BoundaryCall: Codable, Sendable {
     case content(point: String, id: String, call: Data?)
     /// Open `url`, a link one of the module's handlers takes.
     case open(url: String)
+    /// Answer at once: the heartbeat by which the host knows the child is not stopped or stuck.
+    case ping
 }
 
 /// The answer to a call.

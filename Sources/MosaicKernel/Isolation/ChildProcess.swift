@@ -32,6 +32,8 @@ final class ChildProcess: Sendable {
         var outputClosed = false
         var errorClosed = false
         var termination: String?
+        /// Why the host killed the child, when it did: said before how it ended.
+        var killedBecause: String?
         /// Why the child ended, once it has; set once.
         var ended: String?
         var endWaiters: [CheckedContinuation<String, Never>] = []
@@ -133,8 +135,11 @@ final class ChildProcess: Sendable {
         return reason
     }
 
-    /// Ends the child now (SIGKILL).
-    func killNow() { _ = kill(processIdentifier, SIGKILL) }
+    /// Ends the child now (SIGKILL); `reason`, when given, is said first in why it ended.
+    func killNow(because reason: String? = nil) {
+        if let reason { state.withLock { $0.killedBecause = $0.killedBecause ?? reason } }
+        _ = kill(processIdentifier, SIGKILL)
+    }
 
     /// Why the child ended, once it has.
     func ended() async -> String {
@@ -179,7 +184,7 @@ final class ChildProcess: Sendable {
         if let broken {
             logger.error(
                 "an isolated module's process broke the protocol; it is ended", metadata: ["reason": "\(broken)"])
-            killNow()
+            killNow(because: "it broke the protocol (\(broken))")
         }
         if data.isEmpty { endIfDone() }
     }
@@ -213,7 +218,8 @@ final class ChildProcess: Sendable {
             }
             let tail = state.standardError.lines
             let reason =
-                "its process (\(processIdentifier)) \(termination)"
+                (state.killedBecause.map { "\($0), so the host killed it: " } ?? "")
+                + "its process (\(processIdentifier)) \(termination)"
                 + (tail.isEmpty ? "" : "; it wrote last: \(tail.joined(separator: " | "))")
             state.ended = reason
             defer {

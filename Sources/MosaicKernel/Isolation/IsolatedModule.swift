@@ -23,6 +23,8 @@ final class IsolatedModule: Sendable {
         var onCrash: (@Sendable (IsolatedModuleCrash) async -> Void)?
         /// The kernel's handling of the last crash: failing the module, then restarting it after a delay.
         var handling: Task<Void, Never>?
+        /// The heartbeat of the process now.
+        var heartbeat: Task<Void, Never>?
     }
 
     init(id: ModuleID, options: IsolationOptions, clock: KernelClock, logger: Logger) {
@@ -88,13 +90,69 @@ final class IsolatedModule: Sendable {
             // The process ended or broke the protocol: a crash, counted and restarted as one (`ended` runs).
             throw BoundaryError(await child.stop(grace: .seconds(2), clock: clock))
         }
+        let heartbeat = Task { [clock, options] in
+            await Self.beat(child, every: options.heartbeatInterval, within: options.heartbeatTimeLimit, clock: clock)
+        }
+        let stale = state.withLock { state -> Task<Void, Never>? in
+            guard state.child?.token == token else { return heartbeat }
+            defer { state.heartbeat = heartbeat }
+            return state.heartbeat
+        }
+        stale?.cancel()
+    }
+
+    /// Asks `child` to answer every `interval`; kills it when an answer takes longer than `limit`. Returns when the
+    /// child has ended or the task is cancelled.
+    private static func beat(
+        _ child: ChildProcess, every interval: Duration, within limit: Duration, clock: KernelClock
+    )
+        async
+    {
+        while !Task.isCancelled {
+            do {
+                try await clock.sleep(clock.now() + interval)
+            } catch {
+                return
+            }
+            let answered = await withTaskGroup(of: Bool?.self) { group in
+                group.addTask {
+                    do {
+                        _ = try await child.call(.ping)
+                        return true
+                    } catch {
+                        return nil
+                    }
+                }
+                group.addTask {
+                    do {
+                        try await clock.sleep(clock.now() + limit)
+                        return false
+                    } catch {
+                        return nil
+                    }
+                }
+                defer { group.cancelAll() }
+                return await group.next() ?? nil
+            }
+            switch answered {
+            case true: continue
+            case false:
+                child.killNow(because: "it missed its heartbeat (no answer within \(limit): stopped or stuck)")
+                return
+            case nil: return
+            }
+        }
     }
 
     /// Deactivates the module in its process, then ends the process.
     func stop() async {
         guard
             let child = state.withLock({ state -> ChildProcess? in
-                defer { state.child = nil }
+                defer {
+                    state.child = nil
+                    state.heartbeat?.cancel()
+                    state.heartbeat = nil
+                }
                 return state.child?.process
             })
         else { return }
@@ -125,6 +183,8 @@ final class IsolatedModule: Sendable {
         let crash = state.withLock { state -> (IsolatedModuleCrash, (@Sendable (IsolatedModuleCrash) async -> Void))? in
             guard state.child?.token == token, let onCrash = state.onCrash else { return nil }
             state.child = nil
+            state.heartbeat?.cancel()
+            state.heartbeat = nil
             state.lastCrash = reason
             state.crashes = state.crashes.filter { now - $0 < options.restartWindow } + [now]
             guard state.crashes.count <= options.restartLimit else {

@@ -91,6 +91,7 @@ private actor ModuleServer {
 
     private func perform(_ call: BoundaryCall) async throws -> Data? {
         switch call {
+        case .ping: break
         case .activate(let host): try await activate(host)
         case .deactivate:
             await kernel?.shutdown()

@@ -11,7 +11,7 @@ public import Mosaic
 /// options.isolation.modules = ["com.vendor.reports"]
 /// ```
 ///
-/// A child that ends (a trap, a signal, an exit, a closed pipe) fails its module alone, with the signal and the
+/// A child that ends (a trap, a signal, an exit, a closed pipe) or misses its heartbeat fails its module alone, with the signal and the
 /// last lines the child wrote to its standard error; the kernel restarts it after ``restartDelay``, doubled each
 /// time, at most ``restartLimit`` times within ``restartWindow``. After that it stays failed until
 /// `Kernel.restart(_:)` (the control plane's Restart) starts it again.
@@ -27,6 +27,11 @@ public struct IsolationOptions: Sendable {
     public var restartWindow: Duration = .seconds(300)
     /// The wait before the first restart after a crash; each further one in the window waits twice as long.
     public var restartDelay: Duration = .seconds(1)
+    /// How often the host asks a running module's process to answer at once (its heartbeat).
+    public var heartbeatInterval: Duration = .seconds(1)
+    /// How long the host waits for a heartbeat's answer before it kills the process as stopped or stuck (a
+    /// `SIGSTOP`, every thread blocked): a crash like any other.
+    public var heartbeatTimeLimit: Duration = .seconds(5)
     /// How many of the last lines of a child's standard error a crash report keeps.
     public var standardErrorLines = 20
     /// Set in a module's own process, whose kernel runs the module in process.
