@@ -221,7 +221,7 @@ let package = Package(
             dependencies: [
                 "TestRunnerWidth",
                 "Mosaic", "MosaicKernel", "MosaicTesting", "MosaicWeb", "MosaicHummingbird", "GhostApp",
-                "MosaicCommands", "MosaicTool", "ghost", "mosaic",
+                "MosaicCommands", "MosaicTool", "ghost", "mosaic", "state-writer", "IsolationFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

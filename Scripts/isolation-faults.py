@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Ghost's isolated module (Art, in a process of its own) killed and stopped, checked from outside.
 
-Starts one `ghost` (on its data directory alone) and, while a probe fetches the Weather page every 50 ms, ends Art's
-process four times within the restart window: SIGKILL, SIGSTOP (the host finds it by its missed heartbeat), SIGKILL,
-SIGKILL. It checks that
+Starts one `ghost` (on its data directory alone). First `ghost bisect` looks for the module behind a check that fails
+while Art is active, on the running app through its admin port. Then, while a probe fetches the Weather page every
+50 ms, it ends Art's process four times within the restart window: SIGKILL, SIGSTOP (the host finds it by its missed
+heartbeat), SIGKILL, SIGKILL. It checks that
+- bisect names com.ghost.art within ceil(log2 7) + 1 = 4 checks, and leaves every module as it was;
 - the Weather page answers 200 throughout, and the dashboard answers 200 after every fault;
 - after each of the first three, Art comes back on the dashboard in a new process;
 - after the fourth, Art stays failed (the budget: 3 restarts in 5 minutes), and the dashboard still answers;
@@ -12,7 +14,7 @@ Prints each step, exits non-zero when a check fails. Everything it starts is sto
 
     python3 Scripts/isolation-faults.py .build/debug/ghost
 """
-import os, re, signal, sys, tempfile, threading, time
+import os, re, signal, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.request
 from pgcluster import get, start_ghost
 
@@ -67,10 +69,23 @@ try:
             probes.append(status(base + "/weather", timeout=10)[0])
             time.sleep(0.05)
 
-    prober = threading.Thread(target=probe)
-    prober.start()
+    serving_art(base)
+    before = re.findall(r'<tr data-module="([a-z.]+)" data-state="([a-z]+)">', get(base + "/modules"))
+    check = f"! curl -fs {base}/modules | grep -q 'data-module=\"{ART}\" data-state=\"active\"'"
+    bisect = subprocess.run(
+        [ghost, "bisect", "--admin", process.admin, "--operator-key-file", os.path.join(root, "operator.key"),
+         "--check", check], capture_output=True, text=True, timeout=120)
+    print(bisect.stdout.strip())
+    steps = len(re.findall(r"^  \d+\. held off", bisect.stdout, re.MULTILINE))
+    if bisect.returncode != 0 or f"fails with {ART} active" not in bisect.stdout or steps > 4:
+        failures.append(f"bisect did not name {ART} in at most 4 checks (exit {bisect.returncode}): {bisect.stderr}")
+    after = re.findall(r'<tr data-module="([a-z.]+)" data-state="([a-z]+)">', get(base + "/modules"))
+    if after != before:
+        failures.append(f"bisect left the modules {after}, not as they were: {before}")
     pid = serving_art(base)
     print(f"Art serves from process {pid}")
+    prober = threading.Thread(target=probe)
+    prober.start()
     for number, fault in enumerate([signal.SIGKILL, signal.SIGSTOP, signal.SIGKILL, signal.SIGKILL], start=1):
         os.kill(pid, fault)
         wait_for(f"Art failed after {fault.name}", lambda: art_row(base)[0] == "failed" or art_row(base)[1] != pid,

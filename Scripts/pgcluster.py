@@ -24,7 +24,7 @@ OPERATOR_KEY = "f" * 64
 def start_ghost(ghost, name, url, root, *options, keyed=True):
     """Starts `ghost` on `url` (on its data directory alone when None) with a data directory and log under `root`,
     and OPERATOR_KEY as its operator key (none when not `keyed`); waits until its admin port says ready; returns the
-    process and the base URL of its public port."""
+    process (its `admin` the base URL of its admin port) and the base URL of its public port."""
     port, admin = free_port(), free_port()
     log = open(os.path.join(root, f"{name}.log"), "w")
     key = os.path.join(root, "operator.key")
@@ -38,6 +38,7 @@ def start_ghost(ghost, name, url, root, *options, keyed=True):
     for _ in range(300):
         try:
             if get(f"http://127.0.0.1:{admin}/health/ready").startswith("ready"):
+                process.admin = f"http://127.0.0.1:{admin}"
                 return process, f"http://127.0.0.1:{port}"
         except OSError:
             pass

@@ -23,6 +23,15 @@ public enum IsolationFixtures {
     /// Contributes content that is not `Codable` to ``opaquePoint``.
     public static let opaque: ModuleID = "com.fixture.opaque"
 
+    /// The executable that serves these modules (`state-writer`), built beside the tests.
+    public static func server() -> String? {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL,
+        ].map { $0.appendingPathComponent("state-writer").path }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     /// What the trapping modules write before they trap, which a crash report carries.
     public static let trapMessage = "planted trap"
 

@@ -1,4 +1,5 @@
 import Foundation
+import IsolationFixtures
 import Mosaic
 import MosaicKernel
 import Testing
@@ -9,13 +10,9 @@ extension StateKey where Value == String {
 
 /// The `state-writer` executable built beside the tests.
 func stateWriter() throws -> URL {
-    let candidates = [
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL,
-    ].map { $0.appendingPathComponent("state-writer") }
-    return try #require(
-        candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
-        "state-writer is built with the tests (swift build --build-tests); looked in \(candidates.map(\.path))")
+    let path = try #require(
+        IsolationFixtures.server(), "state-writer is built with the tests (swift build --build-tests)")
+    return URL(fileURLWithPath: path)
 }
 
 @Suite(.timeLimit(.minutes(1))) struct StateCrashTests {

@@ -203,4 +203,34 @@ struct OperatorKeyTests {
             #expect(state == .active, "\(address)")
         }
     }
+
+    @Test("the admin port holds modules off for a bisection and brings every one back, with the key only")
+    func holdOffForBisection() async throws {
+        let (app, web) = try await ghostWeb(options: Self.keyed())
+        try await Application(router: web.adminRouter()).test(.router) { client in
+            let key: HTTPFields = [.authorization: "Bearer \(Self.secret)"]
+            let form = "csrf=\(web.csrfToken)&modules="
+            #expect(try await client.post("/modules/hold", form: form + "com.ghost.weather").status == 403)
+            #expect(await app.state(of: "com.ghost.weather") == .active)
+
+            let held = try await client.post("/modules/hold", form: form + "com.ghost.weather", headers: key)
+            #expect(held.status == 200 && held.body.contains("held off: com.ghost.weather"), "\(held.body)")
+            let active = try #require(held.body.split(separator: "\n").first { $0.hasPrefix("active: ") })
+            #expect(active.contains("com.ghost.location") && !active.contains("com.ghost.weather"), "\(active)")
+            #expect(await app.state(of: "com.ghost.weather") != .active)
+
+            let back = try await client.post("/modules/hold", form: form, headers: key)
+            #expect(back.status == 200 && back.body.contains("com.ghost.weather"), "\(back.body)")
+            #expect(await app.state(of: "com.ghost.weather") == .active)
+            let unknown = try await client.post("/modules/hold", form: form + "com.nobody.here", headers: key)
+            #expect(unknown.status == 400 && unknown.body.contains("com.nobody.here"), "\(unknown.body)")
+
+            let restart = try await client.post(
+                "/modules/restart", form: "csrf=\(web.csrfToken)&module=com.ghost.weather", headers: key)
+            #expect(restart.status == 303, "a module that is not failed is left as it is")
+            let nobody = try await client.post(
+                "/modules/restart", form: "csrf=\(web.csrfToken)&module=com.nobody.here", headers: key)
+            #expect(nobody.status == 404)
+        }
+    }
 }

@@ -22,12 +22,18 @@
 // the PostgreSQL database at URL (postgres.sh starts a cluster of its own and runs it);
 // `… MosaicBenchmarks durable URL` measures durable events there, and state writes (postgres.sh durable), and `durable-publish URL COUNT` /
 // `durable-consume URL` are the two roles durable-crash.py runs as processes and kills;
+// `… MosaicBenchmarks isolation` calls a route served by a module in a process of its own, in process and over a
+// bare child's pipes, and states the isolated process's resident memory;
 // `… MosaicBenchmarks durable-tx [URL]` drains a backlog with a handler that counts in its transaction against one that
 // writes its count and records its completion apart, on the embedded store and (with URL) PostgreSQL (postgres.sh durable-tx).
+import Foundation
 import Logging
 import Mosaic
 import MosaicKernel
 import MosaicPostgres
+
+// Started by the isolation benchmark's kernel to run its module in a process of its own.
+if let status = await IsolatedModuleProcess.serveIfAsked(isolationCatalog) { exit(status) }
 
 /// The number a mode takes (rounds, or modules): its second argument, or `standard` when there is none.
 func numberArgument(standard: Int) -> Int {
@@ -102,6 +108,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     try await runDurablePublisher(url: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10_000)
 } else if CommandLine.arguments.dropFirst().first == "durable-consume", CommandLine.arguments.count > 2 {
     try await runDurableConsumer(url: CommandLine.arguments[2])
+} else if CommandLine.arguments.dropFirst().first == "isolation" {
+    try await runIsolationBenchmark()
 } else if CommandLine.arguments.dropFirst().first == "state" {
     try await runStateBenchmark()
     try await runStateWriteBenchmark(title: "SQLite")

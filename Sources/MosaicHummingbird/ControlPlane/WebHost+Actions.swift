@@ -1,3 +1,4 @@
+internal import Foundation
 @_spi(Hosting) internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
@@ -57,6 +58,39 @@ extension WebHost {
             return await place.present(self, faultPage("The delivery could not be resubmitted", module: nil, error))
         }
         return WebResponse(status: 303, headers: ["Location": place.undeliveredPage], body: "")
+    }
+
+    /// `POST /modules/restart` with `module`: starts a failed module again (one whose process crashed more often
+    /// than its restart budget allows, say); the CSRF check and the operator's have already passed.
+    func restartModule(_ body: String, on place: ControlPlane) async -> WebResponse {
+        let items = (try? QueryItem.items(parsing: body)) ?? []
+        guard let name = items.first(where: { $0.name == "module" })?.value, !name.isEmpty else {
+            return await place.present(
+                self, problemPage(status: 400, "No module named", "Restart a module from the Modules page."))
+        }
+        do {
+            try await kernel.restart(ModuleID(name))
+        } catch {
+            return await place.present(self, problemPage(status: 404, "Nothing restarted", error.description))
+        }
+        return WebResponse(status: 303, headers: ["Location": place.modulesPage], body: "")
+    }
+
+    /// `POST /modules/hold` with `modules` (identifiers separated by commas): holds them off, live, for a
+    /// bisection (`ghost bisect`); none brings back every module as it was before the first hold. Answers in
+    /// text: a line `active:` with the active modules in dependency order, then `held off:`.
+    func holdModules(_ body: String) async -> WebResponse {
+        let items = (try? QueryItem.items(parsing: body)) ?? []
+        let names = (items.first { $0.name == "modules" }?.value ?? "").split(separator: ",")
+        let ids = Set(names.map { ModuleID(String($0).trimmingCharacters(in: .whitespaces)) })
+        do {
+            try await kernel.holdOff(ids)
+        } catch {
+            return WebResponse(status: 400, body: "\(error)\n")
+        }
+        let active = await kernel.activeModulesInOrder.map(\.rawValue).joined(separator: " ")
+        return WebResponse(
+            body: "active: \(active)\nheld off: \(ids.map(\.rawValue).sorted().joined(separator: " "))\n")
     }
 
     /// The module route that declared `method` and `path` under `/api`, or 404. A state-changing request reaches a

@@ -156,6 +156,8 @@ extension WebHost {
         var entitlementsPage: String { self == .pages ? "/settings" : "/" }
         /// Where a resubmitted delivery leads back to: the admin port's page, which lists them.
         var undeliveredPage: String { "/" }
+        /// Where a restarted module leads back to.
+        var modulesPage: String { self == .pages ? "/modules" : "/" }
 
         /// `page` in the app's shell, or bare on the admin port.
         func present(_ host: WebHost, _ page: Page) async -> WebResponse {
@@ -163,7 +165,8 @@ extension WebHost {
         }
     }
 
-    /// Adds the changes an operator makes, `POST /settings/entitlements` and `POST /modules/undelivered`, to
+    /// Adds the changes an operator makes (`POST /settings/entitlements`, `/modules/undelivered`, `/modules/restart`
+    /// and `/modules/hold`) to
     /// `router`, refused as ``operatorRefusal(_:client:form:servedOn:)`` says, and the sign-in `GET /operator`;
     /// `wrap` runs an accepted change (the public router passes it through the modules' middleware).
     func addControlPlane(
@@ -173,6 +176,8 @@ extension WebHost {
         let changes: [(String, @Sendable (String) async -> WebResponse)] = [
             ("/settings/entitlements", { await changeEntitlement($0, on: place) }),
             ("/modules/undelivered", { await resubmitDelivery($0, on: place) }),
+            ("/modules/restart", { await restartModule($0, on: place) }),
+            ("/modules/hold", { await holdModules($0) }),
         ]
         for (path, change) in changes {
             router.post(RouterPath(path)) { request, context in

@@ -51,14 +51,31 @@ extension WebHost {
                 + "admin port's page, for operators only.</p>")
     }
 
-    /// What operators read and nobody else: the diagnostics, each module's configuration, the stranded handlers and
-    /// the undelivered events, with their resubmit forms.
+    /// What operators read and nobody else: the failed modules with their restart forms, the diagnostics, each
+    /// module's configuration, the stranded handlers and the undelivered events, with their resubmit forms.
     func operatorDetail() async -> String {
         let report = await kernel.report()
         let diagnostics = report.diagnostics.map { "<li>\(HTML.escape($0.description))</li>" }
-        return (await configurationSection(report.modules.map(\.id))) + (await strandedSection())
-            + (await undeliveredSection())
+        return failedSection(report) + (await configurationSection(report.modules.map(\.id)))
+            + (await strandedSection()) + (await undeliveredSection())
             + (diagnostics.isEmpty ? "" : "<h2>Diagnostics</h2><ul>\(diagnostics.joined())</ul>")
+    }
+
+    /// The failed modules, each with why, its process's last crash when it runs isolated, and a form that starts it
+    /// again; nothing when none is failed.
+    func failedSection(_ report: BootReport) -> String {
+        let rows = report.modules.filter { $0.state.name == "failed" }.map { module in
+            "<tr data-failed=\"\(HTML.escape(module.id.rawValue))\"><td>\(HTML.escape(module.id.rawValue))</td>"
+                + "<td>\(HTML.escape(module.explanation))</td><td>\(HTML.escape(module.processSummary))</td>"
+                + "<td><form method=\"post\" action=\"/modules/restart\">"
+                + "<input type=\"hidden\" name=\"csrf\" value=\"\(csrfToken)\">"
+                + "<input type=\"hidden\" name=\"module\" value=\"\(HTML.escape(module.id.rawValue))\">"
+                + "\(operatorKeyField)<button>Restart</button></form></td></tr>"
+        }
+        guard !rows.isEmpty else { return "" }
+        return "<h2>Failed modules</h2><p>Restarting one starts it again, and forgets the crashes counted against "
+            + "its restart budget.</p><table><thead><tr><th>Module</th><th>Why</th><th>Process</th><th></th></tr>"
+            + "</thead><tbody>\(rows.joined())</tbody></table>"
     }
 
     /// Durable events a handler did not get (parked or abandoned), each with a form that resubmits it; nothing

@@ -12,8 +12,8 @@ enum Verdict: Sendable, Equatable {
 }
 
 extension ModuleGraph {
-    /// Decides, in dependency order, which modules may run under `policy`, given modules that failed at run time
-    /// and modules on their way out: one verdict per position in ``nodes``. Reports each module that lacks an
+    /// Decides, in dependency order, which modules may run under `policy`, given modules that failed at run time,
+    /// modules on their way out and modules a bisection holds off: one verdict per position in ``nodes``. Reports each module that lacks an
     /// entitlement.
     ///
     /// A module runs when it has no fault, no unmet or unavailable required dependency, and every entitlement it
@@ -21,7 +21,8 @@ extension ModuleGraph {
     func verdicts(
         under policy: EntitlementPolicy,
         failures: [ModuleID: String] = [:],
-        leaving: Set<ModuleID> = []
+        leaving: Set<ModuleID> = [],
+        heldOff: Set<ModuleID> = []
     ) -> (verdicts: [Verdict], diagnostics: [Diagnostic]) {
         var verdicts = [Verdict?](repeating: nil, count: nodes.count)
         // Whether each module may run so far, read for every dependency: a verdict is many times its size, and
@@ -40,7 +41,7 @@ extension ModuleGraph {
             plain[index] =
                 nodes[index].fault == nil && nodes[index].unmet.isEmpty && self[manifestAt: index].entitlements.isEmpty
         }
-        let noneLeftOut = failures.isEmpty && leaving.isEmpty
+        let noneLeftOut = failures.isEmpty && leaving.isEmpty && heldOff.isEmpty
         for index in order {
             if noneLeftOut, plain[index], !required[index].contains(where: { !runs[$0] }) {
                 verdicts[index] = .run
@@ -57,6 +58,13 @@ extension ModuleGraph {
                 runs[index] = false
                 verdicts[index] = .blocked(
                     by: [], reason: "it is being uninstalled.", cause: "\(id) is being uninstalled.")
+                continue
+            }
+            if !heldOff.isEmpty, heldOff.contains(id) {
+                runs[index] = false
+                verdicts[index] = .blocked(
+                    by: [], reason: "it is held off while a bisection looks for a faulty module.",
+                    cause: "\(id) is held off by a bisection.")
                 continue
             }
             var blockers: [Blocker] = []

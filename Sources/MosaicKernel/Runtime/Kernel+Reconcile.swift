@@ -49,7 +49,8 @@ extension Kernel {
 
     /// The verdict on every module under the current policy and failures; keeps the authorization diagnostics.
     func currentVerdicts() -> [Verdict] {
-        let (verdicts, diagnostics) = graph.verdicts(under: policy, failures: failures, leaving: leaving)
+        let (verdicts, diagnostics) = graph.verdicts(
+            under: policy, failures: failures, leaving: leaving, heldOff: heldOff)
         authorizationDiagnostics = diagnostics
         return verdicts
     }

@@ -85,6 +85,9 @@ public actor Kernel {
     let isolation: Isolation
     /// Modules on their way out through ``uninstall(_:dependents:)``.
     var leaving: Set<ModuleID> = []
+    /// Modules a bisection holds off (``holdOff(_:)``), and the modules active before the first of them.
+    var heldOff: Set<ModuleID> = []
+    var activeBeforeHold: [ModuleID] = []
     var runtimeDiagnostics: [Diagnostic] = []
     private var bootDuration: Duration = .zero
     /// What the operation under way activates modules for (boot, a grant, an install).

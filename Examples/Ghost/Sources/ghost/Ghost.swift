@@ -17,7 +17,7 @@ struct Ghost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The Ghost example app: Mosaic modules served as a web app.",
         discussion: "Exit codes: 0 success, 1 diagnostics with errors or a link not handled, 2 a usage error.",
-        subcommands: [Serve.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
+        subcommands: [Serve.self, Bisect.self] + MosaicCommands.all(for: GhostHost.self), defaultSubcommand: Serve.self)
 
     /// The entry: swift-argument-parser's, except that a usage error exits 2.
     static func main() async {
