@@ -23,6 +23,7 @@ extension ModuleRegistrar {
         remote.configurationKeys = configurationKeys
         remote.interactions = interactions
         remote.crossingProblems = crossingProblems(content)
+        remote.runsInOwnProcess = true
         remote.contributions = contributions.compactMap { $0.remote(content) }
         remote.deeplinks = deeplinks.map { handler in
             DeeplinkHandler(

@@ -22,6 +22,8 @@ public struct ModuleRegistrar: Sendable {
     package internal(set) var interactions = ModuleInteractions()
     /// What cannot cross to the module's own process, when it runs in one (``remote(content:open:)``).
     package internal(set) var crossingProblems: [CrossingProblem] = []
+    /// Whether the module's code runs in a process of its own (these are its declarations as the host keeps them).
+    package internal(set) var runsInOwnProcess = false
 
     package init() {}
 

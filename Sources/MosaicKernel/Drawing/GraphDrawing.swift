@@ -9,7 +9,8 @@ package struct GraphDrawing: Sendable {
     package let columns: [[ModuleID]]
     /// The edges drawn.
     package let edges: [ModuleGraph.Edge]
-    /// Each module's version text, followed by `on demand` for a module that starts on demand.
+    /// Each module's version text, followed by `on demand` for a module that starts on demand and `own process`
+    /// for one that runs in a process of its own.
     package let versions: [ModuleID: String]
     /// Each module's state name, when the host booted.
     package let states: [ModuleID: String]
@@ -28,8 +29,10 @@ package struct GraphDrawing: Sendable {
         versions = Dictionary(
             graph.ids.compactMap { id in
                 graph.manifest(of: id).map { manifest in
-                    let onDemand = graph.registration(of: id)?.activation == .onDemand
-                    return (id, manifest.version.text + (onDemand ? " on demand" : ""))
+                    let registration = graph.registration(of: id)
+                    let onDemand = registration?.activation == .onDemand ? " on demand" : ""
+                    let isolated = registration?.runsInOwnProcess == true ? " own process" : ""
+                    return (id, manifest.version.text + onDemand + isolated)
                 }
             },
             uniquingKeysWith: { first, _ in first })
