@@ -63,7 +63,10 @@ extension ModuleState {
     var isFailed: Bool { name == "failed" }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct IsolationTests {
+@Suite(
+    .timeLimit(.minutes(1)),
+    .disabled(if: IsolationFixtures.underThreadSanitizer, Comment(rawValue: IsolationFixtures.sanitizerReason)))
+struct IsolationTests {
     @Test("an isolated module's widget is built in its own process, and its link handled there")
     func servedFromItsProcess() async throws {
         let kernel = try isolatingKernel([IsolationFixtures.echo], clock: ManualClock())
@@ -77,6 +80,31 @@ extension ModuleState {
         #expect(outcome == .handled(tab: "dashboard", module: IsolationFixtures.echo), "\(outcome)")
         await kernel.shutdown()
         #expect(kill(pid, 0) != 0, "shutdown ends the module's process")
+    }
+
+    @Test("no module's process holds the write end of any isolated module's input, so each sees its host leave")
+    func inputsAreNotInherited() async throws {
+        let other = IsolationFixtures.trapsInLink
+        let kernel = try isolatingKernel([IsolationFixtures.echo, other], hostIsolates: [other], clock: ManualClock())
+        try await kernel.boot()
+        let pids = kernel.isolatedModules().compactMap(\.processIdentifier)
+        #expect(pids.count == 2)
+        func link(_ pid: Int32, _ fd: String) -> String? {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")
+        }
+        let inputs = Set(pids.compactMap { link($0, "0") })
+        for pid in pids {
+            let writers = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").filter { fd in
+                guard let target = link(pid, fd), inputs.contains(target),
+                    let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8),
+                    let flags = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
+                    let mode = flags.split(separator: "\t").last.flatMap({ Int($0, radix: 8) })
+                else { return false }
+                return mode & 3 != 0
+            }
+            #expect(writers.isEmpty, "process \(pid) holds the write end of an input as its descriptors \(writers)")
+        }
+        await kernel.shutdown()
     }
 
     @Test("a trap building a widget fails that module alone, with the signal and its last words, then it restarts")

@@ -5,7 +5,9 @@ import MosaicKernel
 import MosaicTesting
 import Testing
 
-@Suite("TestHarness, a module isolated")
+@Suite(
+    "TestHarness, a module isolated",
+    .disabled(if: IsolationFixtures.underThreadSanitizer, Comment(rawValue: IsolationFixtures.sanitizerReason)))
 struct IsolatedHarnessTests {
     @Test("a harness runs a module in a process of its own, as a host that isolates it would, and sees its crash")
     func isolated() async throws {

@@ -122,13 +122,16 @@ final class ChildProcess: Sendable {
     }
 
     /// Closes the child's input, which tells it to exit, and waits until it has ended; after `grace` the child is
-    /// killed. Returns why it ended.
+    /// killed, and after another `grace` it counts as ended whether or not its end was reported (so that a host
+    /// never waits on a child without bound). Returns why it ended.
     @discardableResult
     func stop(grace: Duration, clock: KernelClock) async -> String {
         writer.async { [input] in try? input.close() }
-        let killer = Task { [processIdentifier] in
+        let killer = Task { [processIdentifier, weak self] in
             try await clock.sleep(clock.now() + grace)
             _ = kill(processIdentifier, SIGKILL)
+            try await clock.sleep(clock.now() + grace)
+            self?.end(because: "its process (\(processIdentifier)) was killed, and its end was not reported")
         }
         let reason = await ended()
         killer.cancel()
@@ -203,6 +206,16 @@ final class ChildProcess: Sendable {
 
     private func terminated(_ reason: String) {
         state.withLock { $0.termination = reason }
+        endIfDone()
+    }
+
+    /// Ends the child now, for `reason`, if it has not ended: every waiting call fails with it.
+    private func end(because reason: String) {
+        state.withLock { state in
+            state.termination = state.termination ?? reason
+            state.outputClosed = true
+            state.errorClosed = true
+        }
         endIfDone()
     }
 

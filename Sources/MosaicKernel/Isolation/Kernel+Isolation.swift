@@ -20,7 +20,9 @@ final class Isolation: Sendable {
 
     /// `catalog` with each module to isolate run by an ``IsolatedModule``; the others as they are.
     func wrap(_ catalog: ModuleCatalog) -> ModuleCatalog {
-        catalog.mapFactories { factory in
+        // Most apps isolate nothing: their catalog is not copied.
+        guard catalog.entries.contains(where: { options.isolates($0.manifest) }) else { return catalog }
+        return catalog.mapFactories { factory in
             guard options.isolates(factory.manifest) else { return factory }
             let id = factory.manifest.id
             let isolated = modules.withLock { modules in
