@@ -140,6 +140,16 @@ package struct ContributionDeclaration: Sendable {
     }
 }
 
+extension ContributionDeclaration {
+    /// The contribution this declares, of `module`, whose content `content` builds.
+    fileprivate func contribution<Content: Sendable>(
+        of module: ModuleID, content: @escaping @Sendable () async throws -> Content
+    ) -> Contribution<Content> {
+        Contribution(
+            id: id, module: module, priority: priority, metadata: metadata, entitlement: entitlement, make: content)
+    }
+}
+
 /// How a contribution's content crosses between processes: built where its module runs and encoded as JSON, or,
 /// for ``CallableContent``, answering each call there.
 package struct ContentCrossing: Sendable {
@@ -173,10 +183,7 @@ package struct ContentCrossing: Sendable {
                 return try JSONEncoder().encode(value)
             },
             bindRemote: { declaration, module, remote in
-                Contribution<Content>(
-                    id: declaration.id, module: module, priority: declaration.priority,
-                    metadata: declaration.metadata, entitlement: declaration.entitlement
-                ) {
+                declaration.contribution(of: module) { () async throws -> Content in
                     let decoded = try JSONDecoder().decode(Coded.self, from: try await remote(nil))
                     guard let content = decoded as? Content else {
                         throw CrossingError("\(Coded.self) did not read back as \(Content.self)")
@@ -199,10 +206,7 @@ package struct ContentCrossing: Sendable {
                 return try JSONEncoder().encode(answer)
             },
             bindRemote: { declaration, module, remote in
-                Contribution<Content>(
-                    id: declaration.id, module: module, priority: declaration.priority,
-                    metadata: declaration.metadata, entitlement: declaration.entitlement
-                ) {
+                declaration.contribution(of: module) { () async throws -> Content in
                     let standIn = Callable.standIn(declaration.metadata) { call in
                         let answer = try await remote(try JSONEncoder().encode(call))
                         return try JSONDecoder().decode(Callable.Answer.self, from: answer)
