@@ -9,6 +9,11 @@ and send one byte of it:
 2. from ten addresses (127.0.0.10-19, 60 each): the server's 512 places fill, and then
    - a client at a new address is answered 503 instead of waiting in the backlog;
    - once the slow bodies are answered 408 (5 s of grace at less than 240 bytes/s), a normal client gets 200.
+3. as deployed, against the public and the admin port at once: from 127.0.0.1, 600 connections that open a live
+   stream (`/live`) and never read it, and from 127.0.0.3, 600 that send a body slowly: one client's live streams
+   stop at its 16 and its connections at its 128, so a normal client at 127.0.0.2 is never refused, and the median
+   of its requests stays within twice its median before (each port's own; an absolute 10 ms is allowed besides, a
+   few scheduler slices on two shared cores).
 "At once" is checked by order, not by a time limit a loaded machine could miss: each of those answers must come
 before any slow body holding a place has been answered 408, so none waited for the grace period. Every slow
 connection must have been answered (503 at once, or 408 after the grace period). Prints the figures, exits
@@ -121,6 +126,44 @@ try:
     check(statuses == {503: SLOW - 512, 408: 512}, f"the slow connections were answered: {statuses}")
     status, seconds = request(port, "127.0.0.50")
     check(status == 200, f"then a client at 127.0.0.50 gets /dashboard: {status} in {seconds:.3f} s")
+
+    print(f"3. {SLOW} live streams and {SLOW} slow bodies on each port, from 127.0.0.1 and 127.0.0.3")
+    admin = int(process.admin.rsplit(":", 1)[1])
+    paths = {port: "/dashboard", admin: "/health/ready"}
+
+    def median_latency(target):
+        """The median time of 21 requests from 127.0.0.2 to `target`, and every status they got."""
+        times, statuses = [], set()
+        for _ in range(21):
+            started = time.monotonic()
+            connection = socket.create_connection(("127.0.0.1", target), timeout=10, source_address=("127.0.0.2", 0))
+            connection.sendall(f"GET {paths[target]} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                               .encode())
+            statuses.add(answer(connection))
+            times.append(time.monotonic() - started)
+        return sorted(times)[len(times) // 2], statuses
+
+    def live_stream(target):
+        connection = socket.create_connection(("127.0.0.1", target), timeout=30, source_address=("127.0.0.1", 0))
+        connection.sendall(b"GET /live?page=/dashboard HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        return connection
+
+    before = {target: median_latency(target) for target in paths}
+    held = []
+    for target in paths:
+        held += [live_stream(target) for _ in range(SLOW)]
+        held += [slow_body(target, "127.0.0.3") for _ in range(SLOW)]
+    during = {target: median_latency(target) for target in paths}
+    for target, name in ((port, "public"), (admin, "admin")):
+        (was, _), (now, statuses) = before[target], during[target]
+        check(statuses == {200} and now <= max(2 * was, was + 0.010),
+              f"{name} port, {paths[target]} from 127.0.0.2 with {2 * SLOW} held connections: {statuses}, "
+              f"median {now * 1000:.1f} ms against {was * 1000:.1f} ms before")
+    streams = [connection for connection in held[:SLOW]]
+    opened = sum(1 for connection in streams if peek(connection) == b"HTTP/1.1 200")
+    check(opened == 16, f"one client's live streams on the public port stop at 16: {opened} of {SLOW} opened")
+    for connection in held:
+        connection.close()
 finally:
     process.terminate()
     process.wait(timeout=30)

@@ -43,6 +43,14 @@ public struct WebHost: Sendable {
     let declaredEntitlements: Set<Entitlement>
     /// The wrong operator keys each client presented lately.
     let keyAttempts: KeyAttempts
+    /// The open live streams of each page, which share its renders.
+    let liveFeeds = LiveFeeds()
+    /// The live streams held, in all and per client.
+    let liveStreams: ConnectionCounts
+    /// The clock of time limits and ages: ``OperationsOptions/clock``.
+    let clock: KernelClock
+    /// The modules' health checks, run at most once a second for `/health/ready`.
+    let healthChecks: HealthCheckRuns
 
     /// A host for `kernel`, whose modules `catalog` lists; it draws a fresh form token each time it is made.
     ///
@@ -61,6 +69,10 @@ public struct WebHost: Sendable {
         self.logger = logger
         declaredEntitlements = catalog.declaredEntitlements
         keyAttempts = KeyAttempts(clock: operations.clock)
+        liveStreams = ConnectionCounts(
+            maximum: options.maximumLiveStreams, maximumPerClient: options.maximumLiveStreamsPerClient)
+        clock = KernelClock(operations.clock)
+        healthChecks = HealthCheckRuns(clock: clock)
         var generator = SystemRandomNumberGenerator()
         csrfToken = Self.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }

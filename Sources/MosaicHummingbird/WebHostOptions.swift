@@ -27,6 +27,18 @@ public struct WebHostOptions: Sendable, Hashable {
     public var minimumBodyRate: Int
     /// How long a request body may arrive at any rate before ``minimumBodyRate`` applies.
     public var bodyGracePeriod: Duration
+    /// The most live-page streams (`/live`) open at once; one more is answered 503 with `Retry-After`, and its page
+    /// stays as it was loaded. Below ``maximumConnections``, so that streams never hold every connection.
+    public var maximumLiveStreams: Int
+    /// The most live-page streams one client address holds at once (a browser holds one per open tab page).
+    public var maximumLiveStreamsPerClient: Int
+    /// How long a live-page stream lasts before the host ends it; the page's script reconnects at once and is sent
+    /// only what changed, so a stream left open never holds its place for ever.
+    public var liveStreamMaximumAge: Duration
+    /// How often a quiet live-page stream sends a comment line: how soon the host finds out that its client left
+    /// (the second write after the client closed fails, and frees its place), and quieter than any proxy's read
+    /// time limit (nginx's `proxy_read_timeout` is 60 s).
+    public var liveStreamHeartbeat: Duration
     /// The secret an operator presents to change the app (grant or revoke an entitlement, resubmit an event).
     ///
     /// Rules:
@@ -48,14 +60,20 @@ public struct WebHostOptions: Sendable, Hashable {
     public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
     /// Options; the defaults serve on loopback with 16 KB bodies arriving at 240 bytes/s at least after 5 s, 100
-    /// header fields of at most 16 KB each, a 30-second idle timeout, 512 connections (128 per client address) and
-    /// no operator key. Host names are lowercased.
+    /// header fields of at most 16 KB each, a 30-second idle timeout, 512 connections (128 per client address),
+    /// 256 live streams (16 per client address) of at most 10 minutes each with a heartbeat every 15 s, and no
+    /// operator key. Host names are lowercased.
     public init(
         allowedHosts: Set<String> = Self.loopbackHosts, maximumBodySize: Int = 16_384, maximumHeaderCount: Int = 100,
         idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: OperatorKey? = nil,
         maximumHeaderLineSize: Int = 16_384, minimumBodyRate: Int = 240, bodyGracePeriod: Duration = .seconds(5),
-        maximumConnectionsPerClient: Int = 128
+        maximumConnectionsPerClient: Int = 128, maximumLiveStreams: Int = 256, maximumLiveStreamsPerClient: Int = 16,
+        liveStreamMaximumAge: Duration = .seconds(600), liveStreamHeartbeat: Duration = .seconds(15)
     ) {
+        self.liveStreamHeartbeat = liveStreamHeartbeat
+        self.maximumLiveStreams = maximumLiveStreams
+        self.maximumLiveStreamsPerClient = maximumLiveStreamsPerClient
+        self.liveStreamMaximumAge = liveStreamMaximumAge
         self.maximumConnectionsPerClient = maximumConnectionsPerClient
         self.minimumBodyRate = minimumBodyRate
         self.bodyGracePeriod = bodyGracePeriod

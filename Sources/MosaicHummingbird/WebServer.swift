@@ -43,23 +43,12 @@ public enum WebServer {
         onBooted: @escaping @Sendable (BootReport) async -> Void = { _ in },
         onAdminRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> ServiceGroup {
-        let options = host.options
-        let counts = ConnectionCounts(
-            maximum: options.maximumConnections, maximumPerClient: options.maximumConnectionsPerClient)
         let application = Application(
             router: host.router(servedOn: WebHost.Exposure(address: address)),
-            server: .http1(
-                configuration: HTTP1Channel.Configuration(
-                    additionalChannelHandlers: [
-                        ConnectionGate(counts),
-                        RequestBodyGuard(minimumRate: options.minimumBodyRate, grace: options.bodyGracePeriod),
-                    ], idleTimeout: TimeAmount(clamping: options.idleTimeout))),
+            server: .http1(configuration: defendedChannel(host.options, logger: logger)),
             configuration: ApplicationConfiguration(
                 address: .hostname(address, port: port), serverName: "Mosaic",
-                // Connections over the limits are accepted only to be answered 503 and closed within a second;
-                // beyond twice the limit the server stops accepting (the sockets the process may open are finite).
-                availableConnectionsDelegate: MaximumAvailableConnections(
-                    options.maximumConnections.multipliedReportingOverflow(by: 2).partialValue, logger: logger)),
+                availableConnectionsDelegate: acceptLimit(host.options, logger: logger)),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
         // A service group shuts its services down in reverse order, each after the one after it has finished:
@@ -71,8 +60,12 @@ public enum WebServer {
                 .init(
                     service: Application(
                         router: host.adminRouter(servedOn: WebHost.Exposure(address: admin.address)),
+                        // The admin port may bind beyond loopback for an orchestrator's probes: the same defences,
+                        // with places of its own, so that a flood of either port leaves the other's alone.
+                        server: .http1(configuration: defendedChannel(host.options, logger: logger)),
                         configuration: ApplicationConfiguration(
-                            address: .hostname(admin.address, port: admin.port), serverName: "Mosaic admin"),
+                            address: .hostname(admin.address, port: admin.port), serverName: "Mosaic admin",
+                            availableConnectionsDelegate: acceptLimit(host.options, logger: logger)),
                         onServerRunning: { channel in await onAdminRunning(channel.localAddress?.port ?? admin.port) },
                         logger: logger)))
         }
@@ -84,6 +77,28 @@ public enum WebServer {
         return ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services, gracefulShutdownSignals: signals, logger: logger))
+    }
+}
+
+extension WebServer {
+    /// A connection's handlers under `options`: the connection limits (with places of its own for each server),
+    /// the request body guard, the stalled-write guard and the idle limit.
+    static func defendedChannel(_ options: WebHostOptions, logger: Logger) -> HTTP1Channel.Configuration {
+        let counts = ConnectionCounts(
+            maximum: options.maximumConnections, maximumPerClient: options.maximumConnectionsPerClient)
+        return HTTP1Channel.Configuration(
+            additionalChannelHandlers: [
+                ConnectionGate(counts),
+                RequestBodyGuard(minimumRate: options.minimumBodyRate, grace: options.bodyGracePeriod),
+                StalledWriteGuard(limit: options.idleTimeout, logger: logger),
+            ], idleTimeout: TimeAmount(clamping: options.idleTimeout))
+    }
+
+    /// Connections over the limits are accepted only to be answered 503 and closed within a second; beyond twice
+    /// the limit the server stops accepting (the sockets the process may open are finite).
+    static func acceptLimit(_ options: WebHostOptions, logger: Logger) -> MaximumAvailableConnections {
+        MaximumAvailableConnections(
+            options.maximumConnections.multipliedReportingOverflow(by: 2).partialValue, logger: logger)
     }
 }
 

@@ -66,6 +66,34 @@ struct HealthyModule: Module {
     }
 }
 
+/// A module whose health check counts its runs and passes.
+struct CountedCheckModule: Module {
+    static let manifest = Manifest(id: "com.test.counted-check", version: "1.0.0")
+    static let runs = Locked(0)
+
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .healthChecks, id: "counted", title: "Counted") {
+            HealthCheck { runs.withLock { $0 += 1 } }
+        }
+    }
+}
+
+/// A module whose health check counts its runs and waits at a gate, ignoring cancellation.
+struct StubbornCheckModule: Module {
+    static let manifest = Manifest(id: "com.test.stubborn-check", version: "1.0.0")
+    static let runs = Locked(0)
+    static let gate = Gate()
+
+    static func register(in module: inout ModuleRegistrar) {
+        module.contribute(to: .healthChecks, id: "disk", title: "Disk") {
+            HealthCheck {
+                runs.withLock { $0 += 1 }
+                await gate.wait()
+            }
+        }
+    }
+}
+
 /// A web host over `modules`, booted by a harness, with the given operations options.
 private func healthWeb(
     _ modules: [any Module.Type], operations: OperationsOptions
@@ -156,6 +184,59 @@ struct HealthTests {
             #expect(ready.status == 503)
             #expect(
                 ready.body.contains("com.test.hanging-check (queue): health check did not finish within 2.0 seconds"))
+        }
+        await app.shutdown()
+    }
+
+    @Test("probes within a second share one run of the health checks; a probe a second later runs them again")
+    func sharedRuns() async throws {
+        let clock = ManualClock()
+        let (app, web) = try await healthWeb([CountedCheckModule.self], operations: OperationsOptions(clock: clock))
+        try await Application(router: web.router()).test(.router) { client in
+            for _ in 0..<5 {
+                let ready = try await client.get("/health/ready")
+                #expect(ready.status == 200)
+            }
+            #expect(CountedCheckModule.runs.withLock { $0 } == 1)
+            clock.advance(by: .seconds(1))
+            let later = try await client.get("/health/ready")
+            #expect(later.status == 200)
+            #expect(CountedCheckModule.runs.withLock { $0 } == 2)
+        }
+        await app.shutdown()
+    }
+
+    @Test("a check that ignores cancellation is counted while it runs past its limit, and never started twice")
+    func overrunningCheck() async throws {
+        let clock = ManualClock()
+        let (app, web) = try await healthWeb(
+            [StubbornCheckModule.self],
+            operations: OperationsOptions(healthCheckTimeLimit: .seconds(2), clock: clock))
+        try await Application(router: web.adminRouter()).test(.router) { client in
+            async let answer = client.get("/health/ready")
+            await clock.sleepers(reaching: 1)
+            clock.advance(by: .seconds(2))
+            let first = try await answer
+            #expect(first.status == 503)
+            #expect(
+                first.body.contains("com.test.stubborn-check (disk): health check did not finish within 2.0 seconds"))
+
+            clock.advance(by: .seconds(1))
+            let second = try await client.get("/health/ready")
+            #expect(second.status == 503)
+            #expect(
+                second.body.contains("com.test.stubborn-check (disk): health check still running after its time limit"))
+            #expect(second.body.contains("health checks still running after their time limit: 1"))
+            #expect(StubbornCheckModule.runs.withLock { $0 } == 1)
+
+            // Once it ends, the next run starts it again (and this time it passes at once).
+            StubbornCheckModule.gate.open()
+            var status = second.status
+            while status != 200 {
+                clock.advance(by: .seconds(1))
+                status = try await client.get("/health/ready").status
+            }
+            #expect(StubbornCheckModule.runs.withLock { $0 } == 2)
         }
         await app.shutdown()
     }

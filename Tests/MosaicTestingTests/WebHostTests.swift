@@ -72,7 +72,8 @@ extension WebHostOptions {
 func ghostWeb(
     _ extra: [any Module.Type] = [], options: WebHostOptions = .local,
     logger: Logger = Logger(label: "test.web") { _ in SwiftLogNoOpLogHandler() },
-    configuration: [any ConfigProvider] = [], startsOnDemandModules: Bool = true
+    configuration: [any ConfigProvider] = [], startsOnDemandModules: Bool = true,
+    operations: OperationsOptions = .init()
 ) async throws -> (TestApp, WebHost) {
     var harness = ghostHarness(extra)
     harness.startsOnDemandModules = startsOnDemandModules
@@ -84,7 +85,9 @@ func ghostWeb(
     for module in extra { catalog.add(module) }
     return (
         app,
-        WebHost(kernel: app.kernel, catalog: catalog, scheme: "ghost", title: "Ghost", options: options, logger: logger)
+        WebHost(
+            kernel: app.kernel, catalog: catalog, scheme: "ghost", title: "Ghost", options: options, logger: logger,
+            operations: operations)
     )
 }
 

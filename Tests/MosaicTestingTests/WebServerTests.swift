@@ -64,13 +64,14 @@ enum RawHTTP {
 
 /// A server on a free port for the length of `body`, shut down gracefully after it.
 func withServer<Value: Sendable>(
-    _ web: WebHost, address: String = "127.0.0.1", _ body: (_ port: Int, _ group: ServiceGroup) async throws -> Value
+    _ web: WebHost, address: String = "127.0.0.1",
+    logger: Logger = Logger(label: "test.server") { _ in SwiftLogNoOpLogHandler() },
+    _ body: (_ port: Int, _ group: ServiceGroup) async throws -> Value
 ) async throws -> Value {
     let (ports, announce) = AsyncStream.makeStream(of: Int.self)
-    let group = WebServer.serviceGroup(
-        web, address: address, port: 0, logger: Logger(label: "test.server") { _ in SwiftLogNoOpLogHandler() },
-        signals: []
-    ) { announce.yield($0) }
+    let group = WebServer.serviceGroup(web, address: address, port: 0, logger: logger, signals: []) {
+        announce.yield($0)
+    }
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
         var iterator = ports.makeAsyncIterator()

@@ -32,10 +32,14 @@ extension WebHost {
             }
             return "\(check.passing ? "ok" : "failing"): \(check.name): \(check.detail) (\(since ?? "never passed"))\n"
         }.joined()
+        let overrunning = healthChecks.overrunningCount
+        let overrunLine =
+            overrunning == 0 ? "" : "health checks still running after their time limit: \(overrunning)\n"
         guard problems.isEmpty else {
-            return WebResponse(status: 503, body: "not ready\n" + problems.map { $0 + "\n" }.joined() + checkLines)
+            return WebResponse(
+                status: 503, body: "not ready\n" + problems.map { $0 + "\n" }.joined() + checkLines + overrunLine)
         }
-        return WebResponse(body: "ready\n" + checkLines)
+        return WebResponse(body: "ready\n" + checkLines + overrunLine)
     }
 
     /// Why the host is not ready (empty when it is), and the kernel's storage checks.
@@ -65,15 +69,31 @@ extension WebHost {
         return (problems, checks)
     }
 
-    /// Runs every active module's health check at once; the failures, one line each, in module order.
+    /// The failures of every active module's health check, one line each, in module order, from a run shared with
+    /// the other probes of the last second (see ``HealthCheckRuns``).
     func failedHealthChecks() async -> [String] {
+        await healthChecks.failures { [self] in await runHealthChecks() }
+    }
+
+    /// Runs every active module's health check at once; the failures, one line each, in module order. A check
+    /// still running from an earlier run, past its time limit, is not started again: it fails as it is.
+    private func runHealthChecks() async -> [String] {
         let checks = kernel.contributions(for: .healthChecks)
         guard !checks.isEmpty else { return [] }
         let limit = operations.healthCheckTimeLimit
         let clock = operations.clock
+        let runs = healthChecks
         return await withTaskGroup(of: (Int, String?).self) { group in
             for (position, contribution) in checks.enumerated() {
-                group.addTask { (position, await Self.run(contribution, limit: limit, clock: clock)) }
+                let key = HealthCheckRuns.key(contribution.module, contribution.id)
+                guard !runs.isOverrunning(key) else {
+                    let failure =
+                        "\(contribution.module) (\(contribution.id)): health check still running after its time limit "
+                        + "of \(limit) (it ignores cancellation); not started again until it ends"
+                    group.addTask { (position, failure) }
+                    continue
+                }
+                group.addTask { (position, await Self.run(contribution, limit: limit, clock: clock, runs: runs)) }
             }
             var failures: [(Int, String)] = []
             for await (position, failure) in group {
@@ -86,16 +106,22 @@ extension WebHost {
     /// Runs one check as a call of its module; the failure, or `nil` when it passed. A check that has not finished
     /// at the time limit fails and is cancelled, and the answer does not wait for it.
     static func run(
-        _ contribution: Contribution<HealthCheck>, limit: Duration, clock: any Clock<Duration>
+        _ contribution: Contribution<HealthCheck>, limit: Duration, clock: any Clock<Duration>,
+        runs: HealthCheckRuns
     ) async -> String? {
         let name = "\(contribution.module) (\(contribution.id))"
+        let key = HealthCheckRuns.key(contribution.module, contribution.id)
         let first = FirstResult()
         return await withCheckedContinuation { continuation in
             first.set(continuation)
             let timer = Task {
                 try? await Self.sleep(clock, limit)
                 guard !Task.isCancelled else { return }
-                if first.resume("\(name): health check did not finish within \(limit)") { first.cancelCheck() }
+                if first.resume("\(name): health check did not finish within \(limit)") {
+                    // Counted until it ends: a check that ignores its cancellation is not started again meanwhile.
+                    first.overrun { runs.overran(key) }
+                    first.cancelCheck()
+                }
             }
             first.setCheck(
                 Task {
@@ -107,6 +133,7 @@ extension WebHost {
                         first.resume("\(name): health check failed: \(String(describing: error).prefix(500))")
                     }
                     timer.cancel()
+                    first.endCheck { runs.ended(key) }
                 })
         }
     }
@@ -123,6 +150,8 @@ private final class FirstResult: Sendable {
         var done = false
         var check: Task<Void, Never>?
         var cancelled = false
+        var checkEnded = false
+        var overran = false
     }
 
     private let state = Locked(State())
@@ -138,6 +167,24 @@ private final class FirstResult: Sendable {
             return state.cancelled
         }
         if cancel { task.cancel() }
+    }
+
+    /// The check outlived its time limit: `mark` counts it, unless it has ended already. Under the same lock as
+    /// ``endCheck(_:)``, so that a check's end is never counted before its overrun.
+    func overrun(_ mark: () -> Void) {
+        state.withLock { state in
+            guard !state.checkEnded else { return }
+            state.overran = true
+            mark()
+        }
+    }
+
+    /// The check's task ended: `unmark` takes back its overrun, if it was counted.
+    func endCheck(_ unmark: () -> Void) {
+        state.withLock { state in
+            state.checkEnded = true
+            if state.overran { unmark() }
+        }
     }
 
     /// Cancels the check's task, now or once it is known.

@@ -4,6 +4,7 @@ internal import Hummingbird
 @_spi(Hosting) internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
+internal import Synchronization
 
 /// A page's parts inside the shell: what a live page replaces when it changes.
 struct ShellRegions: Sendable, Hashable, Encodable {
@@ -74,33 +75,71 @@ extension WebHost {
     /// The events that keep the page at `path` current, each a server-sent event carrying the regions as JSON
     /// with the page's version as its id: one at once unless the client already has the current version (`have`,
     /// from its URL or `Last-Event-ID`), then one whenever the regions change. A slow client skips to the newest.
-    /// Ends when the reader stops, the host starts shutting down, or the kernel shuts down.
-    package func liveEvents(_ path: String, have: String?) -> AsyncStream<String> {
+    /// Ends when the reader stops, the host starts shutting down, the kernel shuts down, or the stream is
+    /// ``WebHostOptions/liveStreamMaximumAge`` old (the page's script then reconnects); `onEnd` runs then, before
+    /// the stream ends.
+    ///
+    /// With a `heartbeat`, a comment line is sent each time that long passes, unless it would displace an event
+    /// not yet read: a client that left is found out by the write that fails (its place is freed), and a proxy's
+    /// read time limit never cuts a quiet page.
+    ///
+    /// Every stream of one page shares its renders (``LiveFeeds``): a change is rendered once, whoever follows it.
+    package func liveEvents(
+        _ path: String, have: String?, heartbeat: Duration? = nil, onEnd: @escaping @Sendable () -> Void = {}
+    ) -> AsyncStream<String> {
+        liveStream(path, have: have, heartbeat: heartbeat, onEnd: onEnd).events
+    }
+
+    /// ``liveEvents(_:have:heartbeat:onEnd:)``, with what stops them at once: a response's writer, whose last write
+    /// failed (the client left), calls it rather than wait for the stream to notice.
+    func liveStream(
+        _ path: String, have: String?, heartbeat: Duration?, onEnd: @escaping @Sendable () -> Void
+    ) -> (events: AsyncStream<String>, stop: @Sendable () -> Void) {
         let (events, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
         let stopping = readiness.stopping()
-        let changes = kernel.renderChanges()
+        let page = liveFeeds.events(
+            of: path, changes: { [kernel] in kernel.renderChanges() },
+            render: {
+                guard case .regions(let regions) = await livePage(path) else { return nil }
+                let version = regions.version
+                return LiveEvent(version: version, text: Self.event(regions, version: version))
+            })
+        // Deadlines from the stream's start, whenever its tasks begin to wait.
+        let (clock, start) = (self.clock, self.clock.now())
+        let end = start + options.liveStreamMaximumAge
+        let sender = LiveSender(continuation)
         let task = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await _ in stopping {}
                 }
                 group.addTask {
+                    try? await clock.sleep(end)
+                }
+                group.addTask {
                     var current = have
-                    for await _ in changes {
-                        guard case .regions(let regions) = await livePage(path) else { continue }
-                        let version = regions.version
-                        guard version != current else { continue }
-                        current = version
-                        continuation.yield(Self.event(regions, version: version))
+                    for await event in page where event.version != current {
+                        current = event.version
+                        sender.send(event.text)
+                    }
+                }
+                if let heartbeat {
+                    group.addTask {
+                        var next = start + heartbeat
+                        while (try? await clock.sleep(next)) != nil {
+                            sender.heartbeat()
+                            next += heartbeat
+                        }
                     }
                 }
                 _ = await group.next()
                 group.cancelAll()
             }
+            onEnd()
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }
-        return events
+        return (events, { task.cancel() })
     }
 
     /// `regions` as one server-sent event; the JSON has no line breaks, so it is one `data` line.
@@ -114,7 +153,11 @@ extension WebHost {
     /// `GET /live?page=/dashboard&have=VERSION`: the page's events (see ``liveEvents(_:have:)``). The modules'
     /// middleware sees the request as a request for the page, so a middleware that guards the page guards its
     /// events too.
-    func liveResponse(_ request: Request) async -> Response {
+    ///
+    /// A client holds at most ``WebHostOptions/maximumLiveStreamsPerClient`` streams and the host at most
+    /// ``WebHostOptions/maximumLiveStreams``: one more is answered 503 with `Retry-After` (the page still works; it
+    /// stops updating itself), so that streams never hold every connection.
+    func liveResponse(_ request: Request, from client: String) async -> Response {
         let query = (try? QueryItem.items(parsing: request.uri.query ?? "")) ?? []
         let path = query.first { $0.name == "page" }?.value ?? ""
         guard isLive(path) else {
@@ -135,10 +178,25 @@ extension WebHost {
         // The stream's length is not known: the empty stand-in's `Content-Length: 0` would end it at once.
         headers[.contentLength] = nil
         headers[.cacheControl] = "no-store"
-        let events = liveEvents(path, have: have)
+        if let refusal = liveStreams.admit(client) {
+            let limit =
+                switch refusal {
+                case .serverFull: "The host holds as many live streams as it serves (\(liveStreams.maximum))"
+                case .clientFull:
+                    "This client holds as many live streams as one client may (\(liveStreams.maximumPerClient))"
+                }
+            var refused = bare(
+                problemPage(status: 503, "Too many live streams", limit + "; close a page, or reload in a moment."))
+            refused.headers["Retry-After"] = Self.retryAfter
+            return Self.hummingbird(refused)
+        }
+        let (events, stop) = liveStream(path, have: have, heartbeat: options.liveStreamHeartbeat) {
+            [liveStreams] in liveStreams.release(client)
+        }
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
+                defer { stop() }
                 // The reconnection delay, and something to read at once.
                 try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
                 for await event in events {
@@ -172,4 +230,31 @@ extension WebHost {
             });
         })();
         """
+}
+
+/// Sends one live stream's events and heartbeats, one at a time, so that a heartbeat never displaces an event the
+/// client has not read (the stream keeps only the newest unread element).
+package final class LiveSender: Sendable {
+    /// A server-sent comment, which the page's script never sees: what a heartbeat sends.
+    package static let heartbeat = ":\n\n"
+
+    private let continuation: AsyncStream<String>.Continuation
+    private let sending = Locked(())
+
+    /// A sender into `continuation`, a stream buffering its newest element.
+    package init(_ continuation: AsyncStream<String>.Continuation) {
+        self.continuation = continuation
+    }
+
+    /// Sends `event`, in place of any unread one.
+    package func send(_ event: String) {
+        sending.withLock { _ in _ = continuation.yield(event) }
+    }
+
+    /// Sends a heartbeat, unless an event waits unread: that one goes instead.
+    package func heartbeat() {
+        sending.withLock { _ in
+            if case .dropped(let unread) = continuation.yield(Self.heartbeat) { _ = continuation.yield(unread) }
+        }
+    }
 }

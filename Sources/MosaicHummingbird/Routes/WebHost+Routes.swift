@@ -35,7 +35,7 @@ extension WebHost {
             let id = context.parameters.get("id") ?? ""
             return await respond(request) { _ in await shell(canvasPage(id)) }
         }
-        router.get("/live") { request, _ in await liveResponse(request) }
+        router.get("/live") { request, context in await liveResponse(request, from: context.client) }
         router.get("/live.js") { request, _ in
             await respond(request) { _ in
                 WebResponse(contentType: "text/javascript; charset=utf-8", body: Self.liveScript)
