@@ -3,10 +3,32 @@ internal import MosaicKernel
 
 /// The error a harness injects when the test does not name one.
 public struct InjectedFault: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Where a fault was injected; new codes may be added.
+    public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The value as text.
+        public let rawValue: String
+        /// Creates a code from its text.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The value as text, for messages and logs.
+        public var description: String { rawValue }
+
+        /// A fault a test made itself.
+        public static let injected = Code(rawValue: "injected")
+        /// A module's `activate` threw it (``TestHarness/failActivation(of:with:)``).
+        public static let activation = Code(rawValue: "activation")
+        /// A service's resolution threw it (``TestHarness/failService(_:with:)``).
+        public static let service = Code(rawValue: "service")
+    }
+
+    /// Where the fault was injected.
+    public let code: Code
     /// The text the test gave, which the module's failure reason and the report then quote.
     public let description: String
     /// An error that reads as `description`, so a test can find it in a reason with `.failed(reason: "…")`.
-    public init(_ description: String) { self.description = description }
+    public init(_ description: String, code: Code = .injected) {
+        self.code = code
+        self.description = description
+    }
 }
 
 /// How an injected module misbehaves when the kernel activates it.

@@ -83,7 +83,7 @@ public struct TestHarness: Sendable {
     /// Makes every resolution of the service `key` names throw `error`, to test the code that uses it.
     public mutating func failService<T: Sendable>(
         _ key: ServiceKey<T>,
-        with error: any Error = InjectedFault("injected failure of \(T.self)")
+        with error: any Error = InjectedFault("injected failure of \(T.self)", code: .service)
     ) {
         services.transient(key, rank: .override) { () throws -> T in throw error }
     }
@@ -101,7 +101,9 @@ public struct TestHarness: Sendable {
     }
 
     /// Makes module `id`'s `activate` throw `error` (before the module's own code runs).
-    public mutating func failActivation(of id: ModuleID, with error: any Error = InjectedFault("injected failure")) {
+    public mutating func failActivation(
+        of id: ModuleID, with error: any Error = InjectedFault("injected failure", code: .activation)
+    ) {
         faults[id] = .throwing(error)
     }
 

@@ -37,7 +37,40 @@ func temporaryDirectory() throws -> String {
     return path
 }
 
+/// A module that reads a persisted key it does not declare.
+struct UndeclaredReaderModule: Module {
+    static let manifest = Manifest(id: "com.test.undeclared-reader", version: "1.0.0")
+
+    func activate(_ context: ActivationContext) async throws {
+        _ = context.state[.savedPreferences]
+    }
+}
+
 @Suite(.timeLimit(.minutes(1))) struct SharedStateTests {
+    @Test("a persisted key read before it was loaded is reported with the fix for its reader: the host loads it")
+    func hostReadsUnloadedKey() async throws {
+        let kernel = makeKernel([], options: KernelOptions(stateDirectory: try temporaryDirectory()))
+        try await kernel.boot()
+        _ = kernel.sharedState[.storedPreferences]
+        let problem = try #require(await kernel.diagnostics.first { $0.code == .statePersistence })
+        #expect(problem.message.contains("com.app.stored-preferences was read before it was loaded"))
+        #expect(problem.fix.contains("kernel.sharedState.load(key)"), "\(problem.fix)")
+        #expect(problem.modules.isEmpty)
+        await kernel.shutdown()
+    }
+
+    @Test("a persisted key a module reads without declaring it is reported with the fix for that module: declare it")
+    func moduleReadsUnloadedKey() async throws {
+        let kernel = Kernel(
+            modules: [UndeclaredReaderModule.self], host: testHost,
+            options: KernelOptions(stateDirectory: try temporaryDirectory()), logger: quietLogger)
+        try await kernel.boot()
+        let problem = try #require(await kernel.diagnostics.first { $0.code == .statePersistence })
+        #expect(problem.fix.contains("com.test.undeclared-reader's register(in:)"), "\(problem.fix)")
+        #expect(problem.modules == ["com.test.undeclared-reader"])
+        await kernel.shutdown()
+    }
+
     @Test("modules read, write and observe a key; observers see each new value once")
     func readWriteObserve() async throws {
         let contexts = Contexts()

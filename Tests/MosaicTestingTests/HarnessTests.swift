@@ -151,6 +151,32 @@ struct HarnessTests {
         }
     }
 
+    @Test("the harness's own faults carry a code saying where they were injected")
+    func faultCodes() async throws {
+        var harness = TestHarness(WeatherModule.self, ArtModule.self)
+        harness.failService(.weatherData)
+        harness.failActivation(of: "com.ghost.art")
+        try await harness.run { app in
+            let thrown = await #expect(throws: (any Error).self) { try await app.contents(of: .dashboardWidgets) }
+            #expect(String(describing: thrown).contains("injected failure of WeatherData"))
+            let fault = try #require(Self.fault(in: thrown))
+            #expect(fault.code == .service)
+            await app.expect("com.ghost.art", .failed(reason: "injected failure"))
+        }
+        #expect(InjectedFault("disk full").code == .injected)
+    }
+
+    /// The injected fault `error` is or wraps, found through its mirror.
+    static func fault(in error: (any Error)?) -> InjectedFault? {
+        guard let error else { return nil }
+        if let fault = error as? InjectedFault { return fault }
+        for child in Mirror(reflecting: error).children {
+            if let fault = child.value as? InjectedFault { return fault }
+            if let inner = child.value as? any Error, let fault = fault(in: inner) { return fault }
+        }
+        return nil
+    }
+
     @Test("expectations that fail read well: the state, what was expected, and the report")
     func failureMessages() async throws {
         try await TestHarness(ArtModule.self).run { app in

@@ -4,8 +4,9 @@ internal import NIOCore
 internal import NIOHTTPTypes
 internal import Synchronization
 
-/// The connections a server holds, in all and per client address, against ``WebHostOptions/maximumConnections``
-/// and ``WebHostOptions/maximumConnectionsPerClient``.
+/// The places held, in all and per client address: a server's connections (against
+/// ``WebHostOptions/maximumConnections`` and ``WebHostOptions/maximumConnectionsPerClient``), or a host's live
+/// streams (``WebHostOptions/maximumLiveStreams``, ``WebHostOptions/maximumLiveStreamsPerClient``).
 final class ConnectionCounts: Sendable {
     /// Why a connection was not taken.
     enum Refusal {
@@ -22,7 +23,7 @@ final class ConnectionCounts: Sendable {
         self.maximumPerClient = max(1, maximumPerClient)
     }
 
-    /// Takes a place for a connection from `client`, or says why there is none.
+    /// Takes a place for `client`, or says why there is none.
     func admit(_ client: String) -> Refusal? {
         held.withLock { held in
             guard held.total < maximum else { return .serverFull }
@@ -34,7 +35,7 @@ final class ConnectionCounts: Sendable {
         }
     }
 
-    /// Frees the place `client`'s connection took.
+    /// Frees a place `client` took.
     func release(_ client: String) {
         held.withLock { held in
             held.total -= 1

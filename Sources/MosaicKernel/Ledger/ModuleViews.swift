@@ -12,7 +12,7 @@ struct ModuleStateStore: StateStore {
     let declaredWrites: Set<String>
 
     func read<Value>(_ key: StateKey<Value>) -> Value {
-        hub.read(key)
+        hub.read(key, by: ledger.module)
     }
 
     func load<Value>(_ key: StateKey<Value>) async {
@@ -34,7 +34,7 @@ struct ModuleStateStore: StateStore {
     }
 
     func values<Value>(of key: StateKey<Value>) -> Feed<Value> {
-        ledger.adopt(hub.subscription(of: key))
+        ledger.adopt(hub.subscription(of: key, by: ledger.module))
     }
 
     func commit(_ transaction: StateTransaction, as writer: ModuleID) async throws {

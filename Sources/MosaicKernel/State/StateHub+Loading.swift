@@ -36,15 +36,20 @@ extension StateHub {
         }
     }
 
-    /// A persisted key read before any module declared it: loaded in the background (its observers get the saved
-    /// value when it arrives), and reported so that a module declares it.
-    func loadUndeclared<Value>(_ key: StateKey<Value>) {
+    /// A persisted key read before it was loaded (no module declares it): loaded in the background (its observers
+    /// get the saved value when it arrives), and reported with the fix that fits `reader`: a module declares the
+    /// key, the host loads it first.
+    func loadUndeclared<Value>(_ key: StateKey<Value>, readBy reader: ModuleID) {
+        let fix =
+            reader == Self.host
+            ? "Load the key before the host reads it: `await kernel.sharedState.load(key)` once at start (a key no "
+                + "module declares is not loaded for you)."
+            : "Declare the key in \(reader)'s register(in:) with module.reads(.key) or module.writes(.key)."
         let diagnostic = Diagnostic(
-            .statePersistence, .warning, modules: [],
+            .statePersistence, .warning, modules: reader == Self.host ? [] : [reader],
             message: "\(key.id) was read before it was loaded, so the read gave its initial value: no module declares "
                 + "it. Its saved value is being loaded, and observers get it when it arrives.",
-            fix: "Declare the key in the reading module's register(in:) with module.reads(.key) or module.writes(.key)."
-        )
+            fix: fix)
         state.withLock { state in if !state.diagnostics.contains(diagnostic) { state.diagnostics.append(diagnostic) } }
         Task { await load(key) }
     }

@@ -83,13 +83,19 @@ final class StateHub: StateStore, StateLoading {
     /// Problems met with persisted state.
     var diagnostics: [Diagnostic] { state.withLock { $0.diagnostics } }
 
+    /// `key`'s value, read by the host.
     func read<Value>(_ key: StateKey<Value>) -> Value {
+        read(key, by: Self.host)
+    }
+
+    /// `key`'s value, read by `reader` (a module, or ``host``), whom the warning about a key nobody loaded advises.
+    func read<Value>(_ key: StateKey<Value>, by reader: ModuleID) -> Value {
         let (value, version, unloaded) = state.withLock { state in
             let (value, created) = current(key, in: &state)
             let entry = state.entries[key.id]
             return (value, entry?.version ?? 0, created && entry?.loaded == false)
         }
-        if unloaded { loadUndeclared(key) }
+        if unloaded { loadUndeclared(key, readBy: reader) }
         StateReads.note(key.id, version: version)
         return value
     }
@@ -104,7 +110,7 @@ final class StateHub: StateStore, StateLoading {
     }
 
     /// `key`'s value now, then each new value, until the subscription is cancelled or the kernel shuts down.
-    func subscription<Value>(of key: StateKey<Value>) -> Subscription<Value> {
+    func subscription<Value>(of key: StateKey<Value>, by reader: ModuleID = StateHub.host) -> Subscription<Value> {
         let (subscription, unloaded) = state.withLock { state -> (Subscription<Value>, Bool) in
             guard !state.finished else { return (.ended(), false) }
             let (value, created) = current(key, in: &state)
@@ -117,7 +123,7 @@ final class StateHub: StateStore, StateLoading {
                 created && state.entries[key.id]?.loaded == false
             )
         }
-        if unloaded { loadUndeclared(key) }
+        if unloaded { loadUndeclared(key, readBy: reader) }
         return subscription
     }
 

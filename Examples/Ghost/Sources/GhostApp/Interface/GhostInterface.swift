@@ -144,9 +144,28 @@ extension ServiceKey where Value == any ArtData {
 
 /// Why a link named something Ghost has no data for.
 public struct UnknownName: Error, Sendable, CustomStringConvertible {
+    /// What kind of name was not found; new codes may be added.
+    public struct Code: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The value as text.
+        public let rawValue: String
+        /// Creates a code from its text.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The value as text, for messages and logs.
+        public var description: String { rawValue }
+
+        /// No city of that name.
+        public static let unknownCity = Code(rawValue: "unknown-city")
+        /// No team of that name.
+        public static let unknownTeam = Code(rawValue: "unknown-team")
+    }
+
+    /// What kind of name was not found.
+    public let code: Code
     /// What was not found and which names exist.
     public let description: String
-    init(_ kind: String, _ name: String, known: [String]) {
+    init(_ code: Code, _ name: String, known: [String]) {
+        self.code = code
+        let kind = code.rawValue.dropFirst("unknown-".count)
         description = "There is no \(kind) named '\(name)'; try one of: \(known.joined(separator: ", "))."
     }
 

@@ -51,7 +51,7 @@ struct WeatherModule: Module {
         }
         module.handle(CityRoute.self) { (route: CityRoute, context: ActivationContext, data: any WeatherData) in
             guard let weather = data.weather(in: route.name) else {
-                throw UnknownName("city", route.name, known: data.cities).linkError
+                throw UnknownName(.unknownCity, route.name, known: data.cities).linkError
             }
             try await context.state.transaction { transaction in
                 transaction.set(.favouriteCity, to: weather.city)
@@ -88,7 +88,7 @@ struct SportsModule: Module {
         }
         module.handle(TeamRoute.self) { (route: TeamRoute, context: ActivationContext, data: any SportsData) in
             guard let team = data.teams.first(where: { $0.caseInsensitiveCompare(route.name) == .orderedSame }) else {
-                throw UnknownName("team", route.name, known: data.teams).linkError
+                throw UnknownName(.unknownTeam, route.name, known: data.teams).linkError
             }
             try await context.state.transaction { transaction in
                 transaction.set(.favouriteTeam, to: team)
