@@ -267,7 +267,9 @@ public actor Kernel {
             let span = telemetry.startSpan(SpanName.boot, attributes: [SpanKey.modules: .int64(Int64(records.count))])
             // Before the first read succeeds, nothing is granted: an instance never runs a module another has
             // revoked access to.
-            if options.sharedStorage != nil { policy = await sharedPolicy() ?? EntitlementPolicy.none }
+            if options.sharedStorage != nil {
+                policy = await readSharedPolicy().flatMap { policy(after: $0) } ?? EntitlementPolicy.none
+            }
             let starter: @Sendable (ModuleID, String) async -> Void = { [weak self] module, use in
                 _ = try? await self?.start(module, for: use)
             }
