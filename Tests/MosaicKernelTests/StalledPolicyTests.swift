@@ -12,6 +12,7 @@ final class StallingPolicyStore: SharedPolicyStore {
     private let gate = Locked<Gate?>(nil)
     /// How many calls have reached the storage while it was stalled.
     let stalledCalls = Locked(0)
+    private let watchers = Locked<[@Sendable () -> Void]>([])
 
     func decisions() async throws -> [Entitlement: Bool] {
         await waitIfStalled()
@@ -23,7 +24,15 @@ final class StallingPolicyStore: SharedPolicyStore {
         decided.withLock { $0[entitlement] = granted }
     }
 
-    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch { SharedWatch {} }
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch {
+        watchers.withLock { $0.append(onChange) }
+        return SharedWatch {}
+    }
+
+    /// Tells every watch that a decision changed, as another instance's change would.
+    func announce() {
+        for watcher in watchers.withLock({ $0 }) { watcher() }
+    }
 
     /// Every call from now on waits until ``letGo()``.
     func stall() { gate.withLock { $0 = Gate() } }
@@ -133,6 +142,44 @@ final class StallingPolicyStore: SharedPolicyStore {
         // A read that started after the grant was recorded decides, whatever it finds.
         let later = SharedPolicyRead(decisions: ["sports": false], number: decision.number + 100)
         #expect(await kernel.policy(after: later)?.grants("sports") == false)
+        await kernel.shutdown()
+    }
+
+    @Test(
+        "a revoke announced while an instance boots is enforced there once its boot ends, and the instance is not ready until then"
+    )
+    func revokeDuringBoot() async throws {
+        let clock = ManualClock()
+        let store = StallingPolicyStore()
+        try await store.decide("sports", granted: true)
+        var options = KernelOptions(clock: clock)
+        options.sharedStorage = SharedStorage(
+            state: SilentSharedStore(), policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+            description: "the test's storage")
+        let log = EventLog()
+        let activating = Gate()
+        let kernel = makeKernel(
+            [
+                probe("com.app.sports", entitlements: ["sports"]),
+                probe("com.app.slow", behavior: .hang(activating), log: log),
+            ],
+            options: options)
+        let boot = Task { try await kernel.boot() }
+        await eventually { log.all.contains(.activationStarted("com.app.slow")) }
+        #expect(await kernel.state(of: "com.app.sports") == .active)
+
+        // Another instance revokes `sports` while this one's modules activate.
+        try await store.decide("sports", granted: false)
+        store.announce()
+        while await kernel.readinessChecks().allSatisfy(\.passing) { await Task.yield() }
+        let check = await kernel.readinessChecks().first { !$0.passing }
+        #expect(check?.detail.contains("not enforced yet") == true, "\(String(describing: check))")
+
+        activating.open()
+        _ = try await boot.value
+        while await !kernel.readinessChecks().allSatisfy(\.passing) { await Task.yield() }
+        #expect(await kernel.state(of: "com.app.sports") != .active)
+        #expect(await kernel.grantedEntitlements.isEmpty)
         await kernel.shutdown()
     }
 }

@@ -19,6 +19,10 @@ struct SharedPolicyReads {
     var readApplied = 0
     /// The decisions recorded here since the read applied last, and their numbers.
     var decidedHere: [Entitlement: (number: Int, granted: Bool)] = [:]
+    /// The number of the latest change the watch announced, and of the latest read whose policy the modules are
+    /// in line with: while the first is the greater, this instance may serve what another instance revoked.
+    var announced = 0
+    var enforced = 0
 
     /// The next number.
     mutating func next() -> Int {
@@ -143,12 +147,19 @@ extension Kernel {
         await refreshSharedPolicy()
     }
 
-    /// Applies other instances' decisions as they arrive, until shutdown.
+    /// Applies other instances' decisions as they arrive, until shutdown. Boot starts it before its first read of
+    /// the policy, so that no decision made after that read goes unannounced.
     func watchSharedPolicy() {
         guard let storage = options.sharedStorage, policyReads.watch == nil else { return }
         policyReads.watch = storage.policy.watch { [weak self] in
-            Task { await self?.refreshSharedPolicy() }
+            Task { await self?.sharedPolicyChanged() }
         }
+    }
+
+    /// The watch announced a change: the instance is not ready until a read made since is enforced.
+    private func sharedPolicyChanged() async {
+        policyReads.announced = policyReads.next()
+        await refreshSharedPolicy()
     }
 
     /// Reads the shared decisions again (outside the operation slot) and, when they changed the policy, brings the
@@ -157,6 +168,7 @@ extension Kernel {
         guard (try? requireRunning()) != nil, let read = await readSharedPolicy() else { return }
         try? await exclusively { () async throws(KernelError) in
             try requireRunning()
+            defer { policyReads.enforced = max(policyReads.enforced, read.number) }
             guard let shared = policy(after: read), shared != policy else { return }
             logger.info(
                 "shared policy changed",
@@ -170,13 +182,27 @@ extension Kernel {
 extension Kernel {
     /// What this instance's readiness depends on beyond its modules: with ``KernelOptions/sharedStorage``, whether
     /// the storage answers, whether its change feed is proven alive (so that another instance's revoke reaches this
-    /// one), and whether the shared policy's last read succeeded. Empty without shared storage. A host reports
-    /// itself not ready while any check fails: what it serves may differ from what the other instances serve.
+    /// one), and whether the modules follow the shared policy as last announced. Empty without shared storage. A host
+    /// reports itself not ready while any check fails: what it serves may differ from what the other instances serve.
+    ///
+    /// The shared policy's check fails before its first read, after a failed read, and from the moment a change is
+    /// announced until a read made since is enforced (modules it revokes deactivated).
     public func readinessChecks() -> [ReadinessCheck] {
         guard let storage = options.sharedStorage else { return [] }
+        let detail: String
+        if let problem = policyReads.problem {
+            detail = "\(problem.message) \(problem.fix)"
+        } else if policyReads.readAt == nil {
+            detail = "not read from \(storage.description) yet"
+        } else if policyReads.announced > policyReads.enforced {
+            detail = "a change announced by \(storage.description) is not enforced yet"
+        } else {
+            detail = "read from \(storage.description)"
+        }
+        let passing =
+            policyReads.problem == nil && policyReads.readAt != nil && policyReads.announced <= policyReads.enforced
         let policyCheck = ReadinessCheck(
-            name: "shared policy", passing: policyReads.problem == nil,
-            detail: policyReads.problem.map { "\($0.message) \($0.fix)" } ?? "read from \(storage.description)",
+            name: "shared policy", passing: passing, detail: detail,
             sincePassed: policyReads.readAt.map { clock.now() - $0 })
         return storage.checks() + [policyCheck]
     }
