@@ -1,3 +1,4 @@
+import Logging
 import Mosaic
 import MosaicKernel
 import MosaicTesting
@@ -57,5 +58,22 @@ struct PostgresStalledDatabaseTests {
         await #expect(throws: KernelError.self) { try await lastRevoke.value }
         server.resume(paused)
         await database.close()
+    }
+
+    @Test("with the database stopped, close(within:) returns at its time limit, though the farewell writes wait")
+    func closeWithinATimeLimit() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        // Expires only waits shorter than a second: no query's deadline (the heartbeat's 5 s, the 30 s query
+        // timeout) ends a wait here, so close() alone would wait for its farewell writes for good.
+        let timer: PostgresConnections.QueryTimer = { loop, timeout, expire in
+            guard timeout < .seconds(1) else { return {} }
+            return PostgresConnections.eventLoopTimer(loop, timeout, expire)
+        }
+        let database = try await PostgresBackend.connect(
+            url: url, queryTimeout: .seconds(30), prunes: false, timer: timer, logger: Logger(label: "test"))
+        let paused = try server.pause()
+        await database.close(within: .milliseconds(100))
+        server.resume(paused)
     }
 }
