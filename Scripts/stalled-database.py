@@ -8,13 +8,17 @@ stopped by SIGSTOP (the postmaster too, so that no new connection gets past it e
 - during the stall every link POST answers 503 with Retry-After, no later than the time limit and a margin;
 - the p99 of `/dashboard` and `/health/live` during the stall stays within 3x the baseline's (at least 10 ms);
 - once the database answers again (SIGCONT), a link POST succeeds and the dashboard shows its city.
+Then a second `ghost`, on whose pages nothing was rendered (Art waits on standby), with the cluster stopped again:
+- a revoke and a grant (POST /settings/entitlements, with the operator key) each answer within the time limit and
+  a second, and meanwhile /art starts Art on demand, answering before either;
+- SIGTERM ends it within the time limit and a second.
 Prints the figures, exits non-zero when a check fails. Everything it starts is stopped at the end.
 
     python3 Scripts/stalled-database.py .build/debug/ghost
 """
-import os, re, signal, sys, threading, time
+import os, re, signal, subprocess, sys, threading, time
 import urllib.error, urllib.parse, urllib.request
-from pgcluster import Cluster, get, start_ghost
+from pgcluster import OPERATOR_KEY, Cluster, get, start_ghost
 
 ghost = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/ghost"
 if not os.path.exists(ghost):
@@ -35,6 +39,78 @@ def open_link(base, token, city):
             return response.status, response.headers.get("Retry-After"), time.monotonic() - started
     except urllib.error.HTTPError as error:
         return error.code, error.headers.get("Retry-After"), time.monotonic() - started
+
+
+def timed(request):
+    """Sends `request`; returns (status, seconds taken, the time.monotonic() it answered at, body)."""
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            body = response.read().decode()
+            status = response.status
+    except urllib.error.HTTPError as error:
+        status, body = error.code, ""
+    return status, time.monotonic() - started, time.monotonic(), body
+
+
+def change_entitlement(base, token, action):
+    body = urllib.parse.urlencode({"csrf": token, "entitlement": "weather", "action": action}).encode()
+    return timed(urllib.request.Request(
+        base + "/settings/entitlements", data=body,
+        headers={"Origin": base, "Authorization": f"bearer {OPERATOR_KEY}"}))
+
+
+def operations_while_stalled(cluster, url):
+    """The second instance's checks; whether they passed."""
+    process, base = start_ghost(ghost, "ghost-operations", url, cluster.root, "--storage-time-limit",
+                                str(int(TIME_LIMIT)))
+    token = re.search(r'name="csrf" value="([^"]+)"', get(base + "/settings")).group(1)
+    stopped, passed = cluster.pids(), True
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        results = {}
+        calls = {"revoke": lambda: change_entitlement(base, token, "revoke"),
+                 "grant": lambda: change_entitlement(base, token, "grant"),
+                 "/art": lambda: timed(urllib.request.Request(base + "/art"))}
+        threads = [threading.Thread(target=lambda name=name, call=call: results.__setitem__(name, call()))
+                   for name, call in calls.items()]
+        for thread in threads:
+            thread.start()
+            time.sleep(0.05)  # in this order: the art page is asked for while both changes wait
+        for thread in threads:
+            thread.join()
+        for name in ("revoke", "grant"):
+            status, seconds, _, _ = results[name]
+            ok = seconds <= TIME_LIMIT + 1
+            print(f"{'ok' if ok else 'FAILED'}: with the database stopped, a {name} answered {status} after "
+                  f"{seconds * 1000:.0f} ms (allowed {(TIME_LIMIT + 1) * 1000:.0f} ms)")
+            passed &= ok
+        status, seconds, at, body = results["/art"]
+        first = min(results["revoke"][2], results["grant"][2])
+        listed = "Katsushika Hokusai" in body
+        ok = status == 200 and listed and at < first
+        print(f"{'ok' if ok else 'FAILED'}: meanwhile /art answered {status} after {seconds * 1000:.0f} ms, "
+              f"{'before' if at < first else 'after'} the changes answered, Art started on demand "
+              f"({'its works listed' if listed else 'its works not listed'})")
+        passed &= ok
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        seconds = time.monotonic() - started
+        ok = seconds <= TIME_LIMIT + 1
+        print(f"{'ok' if ok else 'FAILED'}: with the database stopped, SIGTERM ended the instance after "
+              f"{seconds * 1000:.0f} ms (allowed {(TIME_LIMIT + 1) * 1000:.0f} ms)")
+        return passed and ok
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
 
 
 def p99(samples):
@@ -117,6 +193,7 @@ try:
     print(f"{'ok' if recovered else 'FAILED'}: after the stall a link POST answered {status} and the dashboard "
           f"{'shows' if recovered else 'does not show'} its city")
     ok &= recovered
+    ok &= operations_while_stalled(cluster, url)
 finally:
     for pid in stopped:
         os.kill(pid, signal.SIGCONT)

@@ -114,4 +114,17 @@ public final class PostgresBackend: Sendable {
             "DELETE FROM mosaic_instance WHERE id = \(connections.instance)", within: listener.heartbeat)
         await connections.close()
     }
+
+    /// Closes the connections as ``close()`` does, waiting for the database at most `timeLimit` (a process that
+    /// stops on SIGTERM passes its storage time limit): a server that does not answer by then keeps the instance's
+    /// row (it drops out of the list once unseen for the liveness bound), and the closing goes on without the caller.
+    public func close(within timeLimit: Duration) async {
+        let closing = Task { await close() }
+        guard await connections.wait(atMost: timeLimit, for: { await closing.value }) else {
+            connections.logger.warning(
+                "the database did not answer while the backend closed; stopped waiting for it",
+                metadata: ["database": "\(connections.url)", "time-limit": "\(timeLimit)"])
+            return
+        }
+    }
 }

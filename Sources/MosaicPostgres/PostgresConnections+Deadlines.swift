@@ -1,4 +1,5 @@
 internal import NIOCore
+internal import NIOPosix
 internal import PostgresNIO
 internal import Synchronization
 
@@ -50,6 +51,14 @@ extension PostgresConnections {
                 "\(url) did not answer within \(queryTimeout), so the connection was closed (the next query makes a "
                     + "new one). Check that the server runs and is reachable.")
         ) { _ = connection.close() as EventLoopFuture<Void> }
+    }
+
+    /// Waits for `work` at most `timeout` (on an event loop that outlives the pool's); `false` when it was still under
+    /// way then, and goes on without the caller.
+    func wait(atMost timeout: Duration, for work: @escaping @Sendable () async -> Void) async -> Bool {
+        let done = MultiThreadedEventLoopGroup.singleton.next().makeFutureWithTask { await work() }
+        let expired = PostgresBackendError(.timedOut, "\(url) did not finish closing within \(timeout)")
+        return (try? await settle(done, within: timeout, expired: expired) {}.get()) != nil
     }
 
     /// `future`'s result, or `expired` once `timeout` passes without one, after running `expire` (which closes

@@ -34,6 +34,10 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         try await Self.read([id], on: connections)[id]
     }
 
+    func loadRevisions(_ ids: [String]) async throws -> [String: (saved: SavedState, revision: Int64)] {
+        try await Self.read(ids, on: connections)
+    }
+
     /// The rows of `ids` that exist, by key, in one query.
     static func read(_ ids: [String], on connections: PostgresConnections) async throws -> [String: (
         saved: SavedState, revision: Int64

@@ -292,6 +292,8 @@ func countingModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], context
         let shop = try #require(contexts["com.app.shop"])
         try await shop.state.set(.stockOnDisk, to: 10)
         await kernel.sharedState.load(.ordersCounted)
+        // The handlers' first claims are done: the only timer within the second is the commit's.
+        await kernel.durableWorkSettled()
         // Another connection holds the database's write lock: the commit waits for it past its time limit.
         var holding = Configuration()
         holding.allowsUnsafeTransactions = true

@@ -86,4 +86,37 @@ struct PostgresRetentionTests {
         try await other.close()
         await backend.close()
     }
+
+    @Test(
+        "a pass commits batch by batch: stopped after its first batch, what that batch deleted stays deleted, and the next pass deletes the rest"
+    )
+    func batchByBatch() async throws {
+        let server = try TestServer.running()
+        let url = try await server.makeDatabase()
+        let backend = try await PostgresBackend.connect(
+            url: url, queryTimeout: .seconds(30), prunes: false, timer: PostgresConnections.eventLoopTimer,
+            logger: Logger(label: "test"))
+        let ids = (1...5).map { "'00000000-0000-0000-0000-00000000000\($0)'" }
+        try await Self.run(
+            [
+                "INSERT INTO mosaic_event (id, event_type, payload, sender, published_at) VALUES "
+                    + ids.map { "(\($0), 'order', '{}', 'com.test.shop', now() - interval '2 days')" }
+                    .joined(separator: ", "),
+                "INSERT INTO mosaic_delivery (event_id, subscriber, state, completed_at) VALUES "
+                    + ids.map { "(\($0), 'mail', 'done', now() - interval '2 days')" }.joined(separator: ", "),
+            ], in: url, on: server)
+
+        // The pass's task is cancelled (as closing the backend does) once its first batch of two has committed.
+        let stopping = PostgresRetention(
+            connections: backend.connections, retention: .seconds(86_400), batch: 2,
+            committed: { withUnsafeCurrentTask { $0?.cancel() } })
+        let stopped = try await Task { try await stopping.prune() }.value
+        #expect(stopped == PostgresRetention.Pruned(deliveries: 2))
+        #expect(try await Self.count("mosaic_delivery", in: url, on: server) == 3)
+
+        let next = PostgresRetention(connections: backend.connections, retention: .seconds(86_400), batch: 2)
+        #expect(try await next.prune() == PostgresRetention.Pruned(deliveries: 3, events: 5))
+        #expect(try await Self.count("mosaic_event", in: url, on: server) == 0)
+        await backend.close()
+    }
 }

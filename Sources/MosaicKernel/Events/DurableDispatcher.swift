@@ -95,7 +95,8 @@ struct DurableDispatcher: Sendable {
                 guard !Task.isCancelled,
                     clock.now() - claimedAt < options.claimLease - options.handlerTimeLimit * 2
                 else {
-                    try? await store.release(claimed[position...].map(\.id), claim: delivery.claim)
+                    let rest = claimed[position...].map(\.id)
+                    _ = try? await outbox.withinTimeLimit { try await $0.release(rest, claim: delivery.claim) }
                     break
                 }
                 switch await handle(delivery) {
@@ -118,13 +119,14 @@ struct DurableDispatcher: Sendable {
     }
 
     /// Claims the next batch of due deliveries, with the time its lease started; `nil` when none is due, the
-    /// claim failed (the next wake tries again) or the handler is stopping.
+    /// claim failed or did not answer within the storage time limit (the next wake tries again), or the handler is
+    /// stopping (which waits for no claim's answer).
     private func claimBatch() async -> (deliveries: [DurableDelivery], claimedAt: Duration)? {
         guard !Task.isCancelled else { return nil }
         // Read before the claim, so the lease is never thought longer than it is.
         let claimedAt = clock.now()
         do {
-            let claimed = try await store.claim(subscriber, limit: options.batchSize, lease: options.claimLease)
+            let claimed = try await outbox.claim(for: subscriber)
             return claimed.isEmpty ? nil : (claimed, claimedAt)
         } catch {
             // A claim cut short by the module stopping is no failure.
@@ -141,7 +143,7 @@ struct DurableDispatcher: Sendable {
     private func complete(_ done: [Int64], claim: UUID) async {
         guard !done.isEmpty else { return }
         do {
-            let completed = try await store.complete(done, claim: claim)
+            let completed = try await outbox.withinTimeLimit { try await $0.complete(done, claim: claim) }
             count("completed", by: completed)
             if completed < done.count {
                 // Their leases ran out while the batch was handled, and other claims took them: handled twice.
@@ -204,7 +206,7 @@ struct DurableDispatcher: Sendable {
             switch error {
             case _ where Task.isCancelled:
                 // The module is deactivating: the attempt did not fail, it was cut short.
-                try await store.release([delivery.id], claim: delivery.claim)
+                try await outbox.withinTimeLimit { try await $0.release([delivery.id], claim: delivery.claim) }
             case let error as UnreadableEvent:
                 try await park(delivery, error.description)
             case let error where delivery.attempt >= options.maximumAttempts:
@@ -214,7 +216,9 @@ struct DurableDispatcher: Sendable {
                 logger.warning(
                     "durable handler \(subscriber) failed attempt \(delivery.attempt) of \(options.maximumAttempts)",
                     metadata: ["event": "\(delivery.event)", "retry-in": "\(delay)", "error": "\(error)"])
-                try await store.retry(delivery.id, claim: delivery.claim, after: delay, error: "\(error)")
+                try await outbox.withinTimeLimit {
+                    try await $0.retry(delivery.id, claim: delivery.claim, after: delay, error: "\(error)")
+                }
                 count("retried")
             }
         } catch {
@@ -250,7 +254,7 @@ struct DurableDispatcher: Sendable {
         logger.error(
             "durable handler \(subscriber) parked an event after \(delivery.attempt) attempts, until resubmitted",
             metadata: ["event": "\(delivery.event)", "error": "\(error)"])
-        try await store.park(delivery.id, claim: delivery.claim, error: error)
+        try await outbox.withinTimeLimit { try await $0.park(delivery.id, claim: delivery.claim, error: error) }
         count("parked")
     }
 

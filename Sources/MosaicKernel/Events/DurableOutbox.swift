@@ -25,6 +25,29 @@ final class DurableOutbox: Sendable {
     /// The handlers' work under way: drains of deliveries, and recordings of their outcomes.
     let activity = Activity()
 
+    /// The result of `call` to the outbox's storage, waited for at most ``timeLimit``: throws ``Deadline/Exceeded``
+    /// past it, or at once when the caller is cancelled (a module deactivating), while the call goes on; `late` gets
+    /// its result then.
+    func withinTimeLimit<R: Sendable>(
+        _ call: @escaping @Sendable (any DurableEventStore) async throws -> R,
+        late: @escaping @Sendable (Result<R, any Error>) -> Void = { _ in }
+    ) async throws -> R {
+        let store = store
+        return try await Deadline.wait(until: clock.now() + timeLimit, on: clock, { try await call(store) }, late: late)
+    }
+
+    /// Claims a batch of `subscriber`'s due deliveries, waiting at most ``timeLimit``; a claim answered after the
+    /// caller stopped waiting is given back, so that no lease holds its deliveries.
+    func claim(for subscriber: String) async throws -> [DurableDelivery] {
+        let (store, options) = (store, options)
+        return try await withinTimeLimit { store in
+            try await store.claim(subscriber, limit: options.batchSize, lease: options.claimLease)
+        } late: { result in
+            guard case .success(let late) = result, let claim = late.first?.claim else { return }
+            Task { try? await store.release(late.map(\.id), claim: claim) }
+        }
+    }
+
     /// At most this many events go into one commit; more wait for the next.
     static let eventsPerCommit = 1_000
 

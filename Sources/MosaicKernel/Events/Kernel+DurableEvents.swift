@@ -9,7 +9,8 @@ extension Kernel {
     /// - Throws: ``KernelError`` when the outbox's storage cannot be read.
     public nonisolated func undeliveredEvents(limit: Int = 100) async throws(KernelError) -> [UndeliveredEvent] {
         do {
-            return try await eventHub.outbox.store.undelivered(limit: max(0, limit))
+            let store = eventHub.outbox.store
+            return try await withinStorageTimeLimit { try await store.undelivered(limit: max(0, limit)) }
         } catch {
             throw KernelError(
                 .sharedStorageUnavailable,
@@ -25,7 +26,8 @@ extension Kernel {
     @discardableResult
     public nonisolated func resubmit(_ delivery: UndeliveredEvent.ID) async throws(KernelError) -> Bool {
         do {
-            let resubmitted = try await eventHub.outbox.store.resubmit(delivery)
+            let store = eventHub.outbox.store
+            let resubmitted = try await withinStorageTimeLimit { try await store.resubmit(delivery) }
             if resubmitted { logger.info("durable event resubmitted", metadata: ["delivery": "\(delivery)"]) }
             return resubmitted
         } catch {
@@ -47,10 +49,11 @@ extension Kernel {
     /// (listed by ``undeliveredEvents(limit:)``, and resubmittable once the module is back).
     func abandonDurableHandlers(of id: ModuleID) async {
         do {
-            try await eventHub.outbox.store.abandon(module: id, reason: "\(id) was uninstalled")
+            let store = eventHub.outbox.store
+            try await withinStorageTimeLimit { try await store.abandon(module: id, reason: "\(id) was uninstalled") }
         } catch {
             logger.error(
-                "the durable events waiting for \(id) could not be marked abandoned; they keep waiting for it",
+                "the durable events waiting for \(id) could not be marked abandoned in time; they keep waiting for it",
                 metadata: ["error": "\(error)"])
         }
     }

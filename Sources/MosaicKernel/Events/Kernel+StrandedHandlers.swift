@@ -40,9 +40,7 @@ extension Kernel {
         let store = eventHub.outbox.store
         let recorded: [RecordedHandler]
         do {
-            recorded = try await Deadline.wait(until: clock.now() + options.storageTimeLimit, on: clock) {
-                try await store.handlersWithPendingDeliveries()
-            }
+            recorded = try await withinStorageTimeLimit { try await store.handlersWithPendingDeliveries() }
         } catch {
             throw KernelError(
                 .sharedStorageUnavailable,
@@ -84,7 +82,7 @@ extension Kernel {
                 "\(why), and nothing ran \(handler.subscriber) for \(handler.idle) "
                 + "(DurableEventOptions.strandedRetention)"
             do {
-                try await Deadline.wait(until: clock.now() + options.storageTimeLimit, on: clock) {
+                try await withinStorageTimeLimit {
                     try await store.abandon(subscriber: handler.subscriber, reason: reason)
                 }
                 logger.warning(

@@ -117,6 +117,8 @@ package protocol SharedStatePersister: StatePersister {
     var servesSeveralInstances: Bool { get }
     /// `id`'s saved value and its revision, or `nil` when nothing is saved.
     func loadRevision(_ id: String) async throws -> (saved: SavedState, revision: Int64)?
+    /// The saved values and revisions of those of `ids` that have a row, by key: in one query where the storage can.
+    func loadRevisions(_ ids: [String]) async throws -> [String: (saved: SavedState, revision: Int64)]
     /// Saves `data` as `id`'s value only when its row is still at `revision` (`nil`: there is no row yet).
     func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave
     /// Saves every row (each only when still at the revision its writer read), stores every event and completes
@@ -127,6 +129,15 @@ package protocol SharedStatePersister: StatePersister {
     /// Calls `onChange` for every change of a row from now on, until the returned watch is cancelled. It is
     /// called off the storage's own threads, and may be called for changes this instance made.
     func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch
+}
+
+extension SharedStatePersister {
+    /// Reads each key alone, for storage with no query that reads several.
+    package func loadRevisions(_ ids: [String]) async throws -> [String: (saved: SavedState, revision: Int64)] {
+        var rows: [String: (saved: SavedState, revision: Int64)] = [:]
+        for id in ids { rows[id] = try await loadRevision(id) }
+        return rows
+    }
 }
 
 /// The entitlement decisions several instances share: each granted or revoked entitlement, as last decided on any

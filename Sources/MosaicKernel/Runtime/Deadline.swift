@@ -9,12 +9,18 @@ internal import Synchronization
 /// in a value stored after all).
 enum Deadline {
     /// The caller stopped waiting: its deadline passed, or its task was cancelled.
-    struct Exceeded: Error {
+    struct Exceeded: Error, CustomStringConvertible {
         /// Whether the task was cancelled (rather than the deadline passed).
         let cancelled: Bool
         /// Whether the call had reached the storage, which may then have done it all the same; `false` when it
         /// still waited its turn, and never will run.
         let sent: Bool
+
+        var description: String {
+            cancelled
+                ? "the caller was cancelled before the storage answered"
+                : "the storage did not answer within its time limit (KernelOptions.storageTimeLimit)"
+        }
     }
 
     /// The result of `operation`, or ``Exceeded`` once `clock` reaches `deadline` without one. When the caller
@@ -48,6 +54,17 @@ enum Deadline {
         } onCancel: {
             outcome.deliver(.failure(Exceeded(cancelled: true, sent: true)))
         }
+    }
+}
+
+extension Kernel {
+    /// The result of `call`, a call to storage, waited for at most ``KernelOptions/storageTimeLimit`` on the
+    /// kernel's clock; throws ``Deadline/Exceeded`` past it. Every storage call the kernel makes goes through here.
+    nonisolated func withinStorageTimeLimit<R: Sendable>(
+        _ call: @escaping @Sendable () async throws -> R,
+        late: @escaping @Sendable (Result<R, any Error>) -> Void = { _ in }
+    ) async throws -> R {
+        try await Deadline.wait(until: clock.now() + options.storageTimeLimit, on: clock, call, late: late)
     }
 }
 

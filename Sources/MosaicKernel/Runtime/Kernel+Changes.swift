@@ -13,13 +13,17 @@ extension Kernel {
     /// Grants `entitlement` and activates, in dependency order, every module that was waiting for it. With shared
     /// storage, every instance grants it.
     ///
+    /// The decision is recorded in shared storage first, within ``KernelOptions/storageTimeLimit``, while other
+    /// operations run; only applying it waits for them.
+    ///
     /// - Throws: ``KernelError/Code-swift.struct/sharedStorageUnavailable`` when the shared storage cannot record
-    ///   it (nothing changes then), or when the kernel is not running.
+    ///   it in time (nothing changes here then), or when the kernel is not running.
     public func grant(_ entitlement: Entitlement) async throws(KernelError) {
+        try requireRunning()
+        let decision = try await share(entitlement, granted: true)
         try await exclusively { () async throws(KernelError) in
             try requireRunning()
-            try await share(entitlement, granted: true)
-            policy.grant(entitlement)
+            guard apply(decision) else { return }
             logger.info("entitlement granted", metadata: ["entitlement": "\(entitlement)"])
             operationCause = .grant(entitlement)
             await reconcile()
@@ -28,11 +32,15 @@ extension Kernel {
 
     /// Revokes `entitlement`: deactivates every module that needs it and every module that requires those,
     /// dependents first. They come back when it is granted again. With shared storage, every instance revokes it.
+    ///
+    /// As with ``grant(_:)``, the decision is recorded within ``KernelOptions/storageTimeLimit`` before the
+    /// operation takes its turn.
     public func revoke(_ entitlement: Entitlement) async throws(KernelError) {
+        try requireRunning()
+        let decision = try await share(entitlement, granted: false)
         try await exclusively { () async throws(KernelError) in
             try requireRunning()
-            try await share(entitlement, granted: false)
-            policy.revoke(entitlement)
+            guard apply(decision) else { return }
             logger.info("entitlement revoked", metadata: ["entitlement": "\(entitlement)"])
             await reconcile()
         }
@@ -98,6 +106,13 @@ extension Kernel {
     ///   dependencies, and stay blocked.
     /// - Throws: ``KernelError`` when there is no such module, or when it has dependents and the policy refuses.
     public func uninstall(_ id: ModuleID, dependents: DependentsPolicy = .refuse) async throws(KernelError) {
+        try await leave(id, dependents: dependents)
+        // Outside the operation slot: the outbox's answer (within the storage time limit) changes nothing here.
+        await abandonDurableHandlers(of: id)
+    }
+
+    /// Deactivates and removes `id` in the operation slot (``uninstall(_:dependents:)`` without the outbox).
+    private func leave(_ id: ModuleID, dependents: DependentsPolicy) async throws(KernelError) {
         try await exclusively { () async throws(KernelError) in
             try requireRunning()
             guard let index = graph.position[id] else {
@@ -123,7 +138,6 @@ extension Kernel {
             await reconcile()
             leaving.remove(id)
             catalog.remove(id)
-            await abandonDurableHandlers(of: id)
             rebuildGraph(forgetting: id)
             failures[id] = nil
             runtimeDiagnostics.removeAll { $0.modules.first == id }

@@ -266,8 +266,11 @@ public actor Kernel {
             let started = clock.now()
             let span = telemetry.startSpan(SpanName.boot, attributes: [SpanKey.modules: .int64(Int64(records.count))])
             // Before the first read succeeds, nothing is granted: an instance never runs a module another has
-            // revoked access to.
-            if options.sharedStorage != nil { policy = await sharedPolicy() ?? EntitlementPolicy.none }
+            // revoked access to. The watch starts first: a decision made after the read is announced, and applied
+            // once the boot is done (the instance is not ready until then).
+            watchSharedPolicy()
+            let read = await readSharedPolicy()
+            if options.sharedStorage != nil { policy = read.flatMap { policy(after: $0) } ?? EntitlementPolicy.none }
             let starter: @Sendable (ModuleID, String) async -> Void = { [weak self] module, use in
                 _ = try? await self?.start(module, for: use)
             }
@@ -280,8 +283,8 @@ public actor Kernel {
                 validation.end()
                 await reconcile()
             }
+            if let read { policyReads.enforced = max(policyReads.enforced, read.number) }
             watchConfiguration()
-            watchSharedPolicy()
             watchStrandedHandlers()
             bootDuration = clock.now() - started
             telemetry.record(MetricName.bootDuration, [], bootDuration)

@@ -37,21 +37,55 @@ extension StateHub {
     /// Reads every key in use again, as after a reconnect: a newer row replaces what this instance holds, and a row
     /// gone since this instance last saw it (deleted while the watch was down, whose notification never came) brings
     /// the key back to its initial value, as the notification would have.
+    ///
+    /// Keys are read in batches of ``resynchronizationBatch``, one batch at a time, each within the storage time
+    /// limit. One pass runs at a time: asked for during one, another runs once it ends (however often it was asked).
     func resynchronize() async {
         guard let shared else { return }
+        let starts = state.withLock { state in
+            if state.resynchronizing { state.resynchronizeAgain = true }
+            defer { state.resynchronizing = true }
+            return !state.resynchronizing
+        }
+        guard starts else { return }
+        var again = true
+        while again {
+            await resynchronizationPass(shared)
+            again = state.withLock { state in
+                defer { state.resynchronizeAgain = false }
+                state.resynchronizing = state.resynchronizeAgain
+                return state.resynchronizeAgain
+            }
+        }
+    }
+
+    /// The most keys one query of a resynchronization reads.
+    static let resynchronizationBatch = 500
+
+    private func resynchronizationPass(_ shared: any SharedStatePersister) async {
         let held = state.withLock { state in
             state.entries.compactMap { id, entry in entry.adopt == nil ? nil : (id, entry.revision) }
         }
-        for (id, revision) in held {
+        var start = held.startIndex
+        while start < held.endIndex, !state.withLock({ $0.finished }) {
+            let batch = held[start..<min(start + Self.resynchronizationBatch, held.endIndex)]
+            start = batch.endIndex
+            let rows: [String: (saved: SavedState, revision: Int64)]
             do {
-                if let row = try await shared.loadRevision(id) {
+                let ids = batch.map(\.0)
+                rows = try await Deadline.wait(until: clock.now() + timeLimit, on: clock) {
+                    try await shared.loadRevisions(ids)
+                }
+            } catch {
+                // The next change or write of these keys brings them up to date; the watch reports the outage.
+                continue
+            }
+            for (id, revision) in batch {
+                if let row = rows[id] {
                     adopt(id, saved: row.saved, revision: row.revision, force: false)
                 } else if let revision {
                     adoptDeletion(id, heldAt: revision)
                 }
-            } catch {
-                // The next change or write of the key brings it up to date; the watch reports the outage.
-                continue
             }
         }
     }

@@ -37,6 +37,9 @@ final class StateHub: StateStore, StateLoading {
         var finished = false
         /// The watch on shared storage's changes, while the hub runs.
         var watch: SharedWatch?
+        /// Whether a resynchronization runs, and whether another was asked for meanwhile (one runs after it).
+        var resynchronizing = false
+        var resynchronizeAgain = false
     }
 
     /// The writer the host writes as; it may write every key.

@@ -225,7 +225,8 @@ struct Serve: AsyncParsableCommand {
                 }
             },
             onBooted: { print($0.table) })
-        await database?.close()
+        // A stopped database holds up a SIGTERM no longer than a request.
+        await database?.close(within: .seconds(storageTimeLimit))
         print("Ghost stopped: server closed, requests finished, modules deactivated.")
     }
 
