@@ -141,39 +141,42 @@ def median_of(values: list[object], part: str | None) -> float | None:
     return statistics.median(v[part] if part else v for v in present)  # type: ignore[index]
 
 
+def against_best(values: dict[str, list[object]], latency: bool) -> str:
+    """Mosaic's median against the best peer's: throughput over theirs, or p99 latency over theirs."""
+    part = "p99" if latency else None
+    mine = median_of(values["mosaic"], part)
+    peers = {s: m for s in SYSTEMS[:-1] if (m := median_of(values[s], part)) is not None}
+    if mine is None or not peers:
+        return "—"
+    best = (min if latency else max)(peers, key=lambda s: peers[s])
+    ratio = mine / peers[best]
+    leads = ratio < 1 if latency else ratio > 1
+    return f"{'p99 ' if latency else ''}{ratio:.2f}× {best}'s: {'leads' if leads else 'trails'}"
+
+
 def report(rounds: list[dict[str, dict[str, object]]], rate: int) -> None:
     rows = [(k, t, False) for k, t in THROUGHPUT_ROWS] + [(k, t.format(rate=rate), True) for k, t in LATENCY_ROWS]
     print(f"\n## Medians over {len(rounds)} rounds [lowest–highest]; jobs or events/s, latencies in ms\n")
-    print("| row | " + " | ".join(SYSTEMS) + " | Mosaic ÷ best peer (median) |")
+    print("| row | " + " | ".join(SYSTEMS) + " | Mosaic against the best peer |")
     print("|---|" + "---:|" * (len(SYSTEMS) + 1))
     for key, title, latency in rows:
         values = {s: [r[s].get(key) for r in rounds] for s in SYSTEMS}
-        if latency:
-            mine = median_of(values["mosaic"], "p99")
-            peers = [m for s in SYSTEMS[:-1] if (m := median_of(values[s], "p99")) is not None]
-            best = min(peers) if peers else None
-            ratio = f"p99 {mine / best:.2f}×" if mine is not None and best else "—"
-        else:
-            mine = median_of(values["mosaic"], None)
-            peers = [m for s in SYSTEMS[:-1] if (m := median_of(values[s], None)) is not None]
-            best = max(peers) if peers else None
-            ratio = f"{mine / best:.2f}×" if mine is not None and best else "—"
-        if key == "fixed_floor":
-            ratio = ""
-        print(f"| {title} | " + " | ".join(spread(values[s], latency) for s in SYSTEMS) + f" | {ratio} |")
+        versus = "" if key == "fixed_floor" else against_best(values, latency)
+        print(f"| {title} | " + " | ".join(spread(values[s], latency) for s in SYSTEMS) + f" | {versus} |")
 
-    print("\n## Every round\n")
-    print("| row | system | " + " | ".join(f"round {i + 1}" for i in range(len(rounds))) + " |")
-    print("|---|---|" + "---:|" * len(rounds))
+    print(f"\n## Every round ({'; '.join(f'round {i + 1}' for i in range(len(rounds)))})\n")
+    print("| row | " + " | ".join(SYSTEMS) + " |")
+    print("|---|" + "---:|" * len(SYSTEMS))
     for key, title, _ in rows:
-        for system in SYSTEMS:
-            print(f"| {title} | {system} | " + " | ".join(cell(r[system].get(key), key) for r in rounds) + " |")
+        print(f"| {title} | " + " | ".join("; ".join(cell(r[s].get(key), key) for r in rounds) for s in SYSTEMS) + " |")
 
     failures = [(i + 1, s, f) for i, r in enumerate(rounds) for s in SYSTEMS for f in r[s].get("failures", [])]
-    if failures:
-        print("\n## What failed\n")
-        for number, system, failure in failures:
-            print(f"- round {number}, {system}: {failure}")
+    print("\n## What failed\n")
+    for number, system, failure in failures:
+        print(f"- round {number}, {system}: {failure}")
+    if not failures:
+        print("Nothing: every system ran every row in every round.")
+    print("\nRESULTS " + json.dumps(rounds))
 
 
 def main() -> None:
