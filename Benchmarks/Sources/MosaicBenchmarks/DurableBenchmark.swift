@@ -116,8 +116,9 @@ final class Latencies: Sendable {
 /// 100 (`publish(contentsOf:)`); draining the waiting deliveries with one consumer instance and with two (the events
 /// are published while the handler's module is revoked on every instance, then it is granted, and the clock runs
 /// until the last is handled); and the outbox latency, publish to handler: one event at a time, and at half the
-/// highest rate the outbox sustained (the lower of the highest publishing rate and one consumer's drain rate).
-func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) async throws {
+/// highest rate the outbox sustained (the lower of the highest publishing rate and one consumer's drain rate), and,
+/// given `fixedRate`, at that many events/s; each paced run with a floor's commits in the same seconds.
+func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500, fixedRate: Int? = nil) async throws {
     print("\nDurable events on PostgreSQL (each consumer is an instance with its own connections)")
     print(row(["", "events", "events/s", "seconds"], widths: [44, 8, 10, 10]))
     var highest = 0.0
@@ -181,31 +182,59 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500) a
     // each tick's events published at once, for 3 s.
     let perTick = max(1, Int(min(highest, drainedAlone) / 2 / 100))
     let ticks = 300
-    let clock = ContinuousClock()
     let floor = try await CommitFloor(url: url)
+    var first = rounds + 50
+    let half = try await publishPaced(
+        perSecond: perTick * 100, ticks: ticks, after: first, from: publisher, to: arrivals, floor: floor)
+    first += ticks * perTick
+    printLatencies("at \(perTick * 100) events/s (half the sustained)", half.handled)
+    printLatencies("  of which publish returned", half.returned)
+    printLatencies("  floor: a one-row synced commit every 10 ms", half.floor)
+    if let fixedRate {
+        // The same at a rate every peer of Benchmarks/peers.sh takes, so that their rows compare.
+        let fixed = try await publishPaced(
+            perSecond: fixedRate, ticks: ticks, after: first, from: publisher, to: arrivals, floor: floor)
+        print("\nOutbox latency at a fixed offered rate, publish to handler, µs")
+        print(row(["", "events", "p50", "p99", "min", "max"], widths: [44, 8, 8, 8, 8, 8]))
+        printLatencies("at \(fixedRate) events/s (fixed)", fixed.handled)
+        printLatencies("  of which publish returned (fixed)", fixed.returned)
+        printLatencies("  floor (fixed): one-row commit every 10 ms", fixed.floor)
+    }
+    await floor.close()
+    try await consumer.kernel.uninstall("bench.mail")
+    await consumer.stop()
+    await publisher.stop()
+}
+
+/// Publishes `perSecond` events/s from `publisher`, numbered from `after + 1`, in ticks of 10 ms for `ticks` ticks
+/// (each tick's events at once), while `floor` commits one row a tick in the same seconds; waits until `arrivals`
+/// counts them all. Each event's time from publish to handler, until its publish returned, and the floor's commits,
+/// in nanoseconds.
+private func publishPaced(
+    perSecond: Int, ticks: Int, after: Int, from publisher: DurableBenchInstance, to arrivals: Arrivals,
+    floor: CommitFloor
+) async throws -> (handled: [UInt64], returned: [UInt64], floor: [UInt64]) {
+    let clock = ContinuousClock()
     let start = clock.now
     let returned = Latencies()
-    // The floor runs through the same 3 s, so that whatever holds up the server's commits holds up both.
+    // The floor runs through the same seconds, so that whatever holds up the server's commits holds up both.
     let floorCommits = Task { try await floor.commit(ticks: ticks, from: start, on: clock) }
+    var order = after
     for tick in 0..<ticks {
-        for index in 0..<perTick {
-            let order = rounds + 50 + tick * perTick + index + 1
+        for _ in 0..<((tick + 1) * perSecond / 100 - tick * perSecond / 100) {
+            order += 1
+            let receipt = order
             Task {
                 let sentAt = DispatchTime.now().uptimeNanoseconds
-                try await publisher.shop.events.publish(BenchReceipt(order: order, sentAt: sentAt))
+                try await publisher.shop.events.publish(BenchReceipt(order: receipt, sentAt: sentAt))
                 returned.record(DispatchTime.now().uptimeNanoseconds - sentAt)
             }
         }
         try await clock.sleep(until: start.advanced(by: .milliseconds(10 * (tick + 1))))
     }
-    await arrivals.wait(for: rounds + 50 + ticks * perTick)
-    printLatencies("at \(perTick * 100) events/s (half the sustained)", arrivals.takeLatencies())
-    printLatencies("  of which publish returned", returned.values.withLock { $0 })
-    printLatencies("  floor: a one-row synced commit every 10 ms", try await floorCommits.value)
-    await floor.close()
-    try await consumer.kernel.uninstall("bench.mail")
-    await consumer.stop()
-    await publisher.stop()
+    await arrivals.wait(for: order)
+    let floorTook = try await floorCommits.value
+    return (arrivals.takeLatencies(), returned.values.withLock { $0 }, floorTook)
 }
 
 /// The floor of an event's latency: a commit of one row, on a connection of its own, that waits for the server's

@@ -20,7 +20,8 @@
 // instructions per delivery (the difference of two ROUNDS, as the README does with 40 and 240);
 // `… MosaicBenchmarks propagation URL` times a state write on one instance reaching an observer on another through
 // the PostgreSQL database at URL (postgres.sh starts a cluster of its own and runs it);
-// `… MosaicBenchmarks durable URL` measures durable events there, and state writes (postgres.sh durable), and `durable-publish URL COUNT` /
+// `… MosaicBenchmarks durable URL [RATE]` measures durable events there (with RATE, also the latency at RATE events/s,
+// as peers.sh runs it beside its peers), and state writes (postgres.sh durable), and `durable-publish URL COUNT` /
 // `durable-consume URL` are the two roles durable-crash.py runs as processes and kills;
 // `… MosaicBenchmarks isolation` calls a route served by a module in a process of its own, in process and over a
 // bare child's pipes, and states the isolated process's resident memory;
@@ -98,7 +99,8 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
 } else if CommandLine.arguments.dropFirst().first == "propagation", CommandLine.arguments.count > 2 {
     try await runPropagationBenchmark(url: CommandLine.arguments[2])
 } else if CommandLine.arguments.dropFirst().first == "durable", CommandLine.arguments.count > 2 {
-    try await runDurableBenchmark(url: CommandLine.arguments[2])
+    let fixedRate = CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3]) : nil
+    try await runDurableBenchmark(url: CommandLine.arguments[2], fixedRate: fixedRate)
     let backend = try await PostgresBackend.connect(url: CommandLine.arguments[2])
     try await runStateWriteBenchmark(title: "PostgreSQL", sharedStorage: backend.storage)
     await backend.close()
