@@ -150,7 +150,7 @@ extension WebHost {
         return "id: \(version)\nevent: regions\ndata: \(json)\n\n"
     }
 
-    /// `GET /live?page=/dashboard&have=VERSION`: the page's events (see ``liveEvents(_:have:)``). The modules'
+    /// `GET /live?page=/dashboard&have=VERSION`: the page's events (see ``liveEvents(_:have:heartbeat:onEnd:)``). The modules'
     /// middleware sees the request as a request for the page, so a middleware that guards the page guards its
     /// events too.
     ///
