@@ -284,15 +284,17 @@ func countingModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], context
     func lateCommitKeepsMemoryAndDiskTogether() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let options = KernelOptions(
+        var options = KernelOptions(
             stateDirectory: directory, stateDatabaseBusyTimeout: .seconds(30), storageTimeLimit: .seconds(1),
             clock: clock)
+        // No poll for due deliveries (with its claim's time limit) falls due within the commit's second.
+        options.durableEvents.pollInterval = .seconds(3_600)
         let kernel = makeKernel([countingModule("com.app.shop", contexts: contexts)], options: options)
         try await kernel.boot()
         let shop = try #require(contexts["com.app.shop"])
         try await shop.state.set(.stockOnDisk, to: 10)
         await kernel.sharedState.load(.ordersCounted)
-        // The handlers' first claims are done: the only timer within the second is the commit's.
+        // The handlers' first claims are done: the only timer due within the second is the commit's.
         await kernel.durableWorkSettled()
         // Another connection holds the database's write lock: the commit waits for it past its time limit.
         var holding = Configuration()
