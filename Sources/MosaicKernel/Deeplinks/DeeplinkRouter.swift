@@ -21,14 +21,14 @@ final class DeeplinkRouter: Sendable {
         let handle: @Sendable (Deeplink) async throws -> Void
     }
 
-    private struct Waiting {
+    struct Waiting {
         let key: RouteKey
         let continuation: CheckedContinuation<Result<Route, DeeplinkError>?, Never>
         /// Ends the wait at its time limit; cancelled when the link is delivered first.
         var timer: Task<Void, Never>?
     }
 
-    private struct State {
+    struct State {
         var routes: [RouteKey: Route] = [:]
         /// Which module handles each route, active or not: a link for a module that is not active waits for it.
         var owners: [RouteKey: ModuleID] = [:]
@@ -44,11 +44,11 @@ final class DeeplinkRouter: Sendable {
         var finished = false
     }
 
-    private let state = Locked(State())
+    let state = Locked(State())
     private let navigator: @Sendable (String) async -> Void
-    private let pendingLimit: Int
-    private let pendingTimeLimit: Duration
-    private let clock: KernelClock
+    let pendingLimit: Int
+    let pendingTimeLimit: Duration
+    let clock: KernelClock
     let telemetry: Telemetry
 
     init(
@@ -211,7 +211,7 @@ final class DeeplinkRouter: Sendable {
     }
 
     /// What a lookup found.
-    private enum Lookup {
+    enum Lookup {
         /// The live route.
         case route(Route)
         /// The route's module is on its way up: the link may wait for it.
@@ -221,7 +221,7 @@ final class DeeplinkRouter: Sendable {
     }
 
     /// The live route for `key`, or whether waiting may bring one.
-    private static func find(_ key: RouteKey, in state: State) -> Lookup {
+    static func find(_ key: RouteKey, in state: State) -> Lookup {
         if let route = lookup(key, in: state.routes, owners: state.owners) { return .route(route) }
         let owner = lookup(key, in: state.owners, owners: state.owners)
         guard let owner else {
@@ -253,65 +253,11 @@ final class DeeplinkRouter: Sendable {
 
     /// The entry for `key`'s feature and action, else for its feature as a whole; never the feature's when the
     /// exact key has an owner, so a link never reaches another module's catch-all while its own module is down.
-    private static func lookup<Value>(
+    static func lookup<Value>(
         _ key: RouteKey, in table: [RouteKey: Value], owners: [RouteKey: ModuleID]
     ) -> Value? {
         if let exact = table[key] { return exact }
         guard owners[key] == nil else { return nil }
         return table[RouteKey(feature: key.feature, action: nil)]
-    }
-
-    /// Waits for the module of `key` to activate, within the limits.
-    private func wait(for key: RouteKey, _ link: Deeplink) async -> Result<Route, DeeplinkError> {
-        let limit = pendingLimit
-        let token: Int? = state.withLock { state in
-            guard !state.finished, state.waiting.count < limit else { return nil }
-            defer { state.nextWaiting += 1 }
-            return state.nextWaiting
-        }
-        guard let token else {
-            return .failure(
-                DeeplinkError(
-                    .pendingLimit, "\(limit) links are already waiting for their modules; \(link) was dropped.",
-                    fix: "Open it again once the app has started."))
-        }
-        let route = await withCheckedContinuation { continuation in
-            let ready: Result<Route, DeeplinkError>?? = state.withLock { state in
-                switch Self.find(key, in: state) {
-                case .route(let route): return .some(.success(route))
-                case .refuse(let error): return .some(.failure(error))
-                case .wait: break
-                }
-                if state.finished { return .some(nil) }
-                // Registered before the timer starts, so an early expiry always finds the wait.
-                state.waiting[token] = Waiting(key: key, continuation: continuation)
-                return .none
-            }
-            if let ready {
-                continuation.resume(returning: ready)
-                return
-            }
-            let timer = Task { [pendingTimeLimit, clock] in
-                try? await clock.sleep(clock.now() + pendingTimeLimit)
-                if !Task.isCancelled { self.expire(token) }
-            }
-            state.withLock { $0.waiting[token]?.timer = timer }
-        }
-        guard let route else {
-            let owner = state.withLock { Self.lookup(key, in: $0.owners, owners: $0.owners) }
-            return .failure(
-                DeeplinkError(
-                    .moduleInactive,
-                    "\(owner.map { "\($0)" } ?? "The module handling \(key.feature)") did not become active within "
-                        + "\(pendingTimeLimit), so \(link) was not delivered.",
-                    fix: "Check why it is not active in the boot report, then open the link again."))
-        }
-        return route
-    }
-
-    private func expire(_ token: Int) {
-        let waiting = state.withLock { $0.waiting.removeValue(forKey: token) }
-        // `nil`: the time limit passed.
-        waiting?.continuation.resume(returning: nil)
     }
 }
