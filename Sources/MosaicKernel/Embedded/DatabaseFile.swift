@@ -34,8 +34,10 @@ final class DatabaseFile: Sendable {
     /// The open database, stored under this lock by the thread that opened it before anyone is told, and read under
     /// it by every caller: a hand-off the thread sanitizer sees (through `task.value` alone it saw none).
     private let opened = Locked<Opened?>(nil)
-    /// The lock file's descriptor while held; closed (releasing the lock) when the database is dropped.
-    private let lock = Locked<Int32?>(nil)
+    /// The lock file's descriptor while held; closed (releasing the lock) when the database is dropped. Once let
+    /// go (`released`), never taken again: an open that finishes after the kernel shut down must not take the
+    /// outbox from the kernel that follows.
+    private let lock = Locked<(descriptor: Int32?, released: Bool)>((nil, false))
 
     init(
         directory: String, busyMode: Database.BusyMode,
@@ -48,7 +50,7 @@ final class DatabaseFile: Sendable {
     }
 
     deinit {
-        if let descriptor = lock.withLock({ $0 }) { close(descriptor) }
+        if let descriptor = lock.withLock({ $0.descriptor }) { close(descriptor) }
     }
 
     /// The open database, opening it the first time.
@@ -102,23 +104,30 @@ final class DatabaseFile: Sendable {
     /// Lets `state.lock` go: the kernel shut down, and another may own the outbox.
     func releaseLock() {
         if let descriptor = lock.withLock({ lock in
-            defer { lock = nil }
-            return lock
+            defer { lock = (nil, true) }
+            return lock.descriptor
         }) {
             close(descriptor)
         }
     }
 
-    /// Takes `state.lock` for this process, unless another holds it: `true` once held.
+    /// Takes `state.lock` for this process, unless another holds it or it was let go: `true` once held.
     private func takeLock() -> Bool {
-        if lock.withLock({ $0 }) != nil { return true }
+        let held = lock.withLock { $0 }
+        if held.descriptor != nil { return true }
+        guard !held.released else { return false }
         let descriptor = open(directory + "/state.lock", O_RDWR | O_CREAT, 0o644)
         guard descriptor >= 0 else { return false }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             return false
         }
-        lock.withLock { $0 = descriptor }
-        return true
+        let kept = lock.withLock { lock in
+            guard !lock.released else { return false }
+            lock.descriptor = descriptor
+            return true
+        }
+        if !kept { close(descriptor) }
+        return kept
     }
 }
