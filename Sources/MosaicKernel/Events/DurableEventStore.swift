@@ -109,6 +109,9 @@ package struct RecordedHandler: Sendable, Hashable {
 /// whose lease ran out (its instance crashed or hung) is claimable again, so every delivery is handed out at least
 /// once, and to two instances at once only after a lease ran out.
 package protocol DurableEventStore: Sendable {
+    /// Whether every call answers without waiting on input or output (the kernel's memory store): such calls are not
+    /// raced against the storage time limit, which would cost each delivery a timer and two tasks for nothing.
+    var answersAtOnce: Bool { get }
     /// Records that the handler `subscriber` (`module/name`) takes every `type` event published from now on.
     func subscribe(_ subscriber: String, module: ModuleID, to type: String) async throws
     /// Puts `events` into the outbox, in order, each with a pending delivery for each handler of its type: all of
@@ -143,4 +146,9 @@ package protocol DurableEventStore: Sendable {
     /// Calls `onAppend` with a handler's name whenever deliveries became claimable for it, from now on, until the
     /// returned watch is cancelled. Wake-ups may be missed (the feed reconnects): claimers also look periodically.
     func watch(_ onAppend: @escaping @Sendable (_ subscriber: String) -> Void) -> SharedWatch
+}
+
+extension DurableEventStore {
+    /// A store waits on input or output unless it says otherwise.
+    package var answersAtOnce: Bool { false }
 }

@@ -27,12 +27,13 @@ final class DurableOutbox: Sendable {
 
     /// The result of `call` to the outbox's storage, waited for at most ``timeLimit``: throws ``Deadline/Exceeded``
     /// past it, or at once when the caller is cancelled (a module deactivating), while the call goes on; `late` gets
-    /// its result then.
+    /// its result then. A store that answers at once (memory) is called directly.
     func withinTimeLimit<R: Sendable>(
         _ call: @escaping @Sendable (any DurableEventStore) async throws -> R,
         late: @escaping @Sendable (Result<R, any Error>) -> Void = { _ in }
     ) async throws -> R {
         let store = store
+        guard !store.answersAtOnce else { return try await call(store) }
         return try await Deadline.wait(until: clock.now() + timeLimit, on: clock, { try await call(store) }, late: late)
     }
 

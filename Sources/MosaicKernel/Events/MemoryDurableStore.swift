@@ -6,6 +6,9 @@ internal import Synchronization
 /// process, so durable events survive a handler's failure or time-out but not the process. Times are read on the
 /// kernel's clock. A delivery is forgotten once done.
 final class MemoryDurableStore: DurableEventStore {
+    /// Every call answers from memory.
+    var answersAtOnce: Bool { true }
+
     private struct Delivery {
         let event: Event
         let subscriber: String
