@@ -48,7 +48,8 @@ extension ModuleRegistrar {
                     ) {
                         if let value = kept?.value { return value }
                         let value = try await context.call {
-                            try await content(repeat try Self.argument((each Dependency).self, context))
+                            try await Self.awaitArguments(context, repeat (each Dependency).self)
+                            return try await content(repeat try Self.argument((each Dependency).self, context))
                         }
                         kept?.keep(value)
                         return value
@@ -80,6 +81,18 @@ extension ModuleRegistrar {
             services.use(AnyServiceKey(type))
         }
         return keys
+    }
+
+    /// Waits without holding a thread until the services among `types` (a closure's parameter types) are built, so
+    /// that ``argument(_:_:)`` reads them: a first build under way for another caller is awaited, not waited for on a
+    /// thread of the cooperative pool.
+    static func awaitArguments<each Parameter>(
+        _ context: ActivationContext, _ types: repeat (each Parameter).Type
+    ) async throws {
+        for type in repeat each types {
+            guard ObjectIdentifier(type) != ObjectIdentifier(ActivationContext.self) else { continue }
+            try await context.services.awaitBuild(of: type)
+        }
     }
 
     /// The module's context when `type` is ``ActivationContext``, otherwise the service `type`.

@@ -72,6 +72,7 @@ extension ModuleRegistrar {
         _ = declareInjected(repeat (each Parameter).self)
         handle(feature: Route.feature, action: Route.action, requires: entitlement, navigatesOnly: navigatesOnly) {
             link, context in
+            try await Self.awaitArguments(context, repeat (each Parameter).self)
             try await handler(try Route(link: link), repeat try Self.argument((each Parameter).self, context))
         }
     }

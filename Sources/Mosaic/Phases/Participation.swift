@@ -32,7 +32,10 @@ extension ModuleRegistrar {
         in phase: LifecyclePhase, _ work: @escaping @Sendable (repeat each Parameter) async throws -> Void
     ) {
         _ = declareInjected(repeat (each Parameter).self)
-        participate(in: phase) { context in try await work(repeat try Self.argument((each Parameter).self, context)) }
+        participate(in: phase) { context in
+            try await Self.awaitArguments(context, repeat (each Parameter).self)
+            try await work(repeat try Self.argument((each Parameter).self, context))
+        }
     }
 
     /// Calls `handle` when the host sends an event of `kind` while this module is active.
@@ -49,6 +52,7 @@ extension ModuleRegistrar {
     ) {
         _ = declareInjected(repeat (each Parameter).self)
         listen(to: kind) { event, context in
+            try await Self.awaitArguments(context, repeat (each Parameter).self)
             try await handle(event, repeat try Self.argument((each Parameter).self, context))
         }
     }

@@ -10,4 +10,11 @@ package protocol ServiceObserver: Sendable {
     func resolveFailed(_ error: ServiceError, by module: ModuleID)
     /// `module` resolved a service.
     func resolved(by module: ModuleID)
+    /// A caller began to wait, without a thread, for another caller's first build of `key`'s service.
+    func awaitingBuild(_ key: AnyServiceKey, provider: ModuleID)
+}
+
+extension ServiceObserver {
+    /// Learns nothing of waits: an observer opts in by implementing it.
+    package func awaitingBuild(_ key: AnyServiceKey, provider: ModuleID) {}
 }

@@ -97,6 +97,23 @@ public struct Services: Sendable {
         return try all.resolve(box, as: type)
     }
 
+    /// Waits without holding a thread until the service of type `type` is built, if this module sees one that is
+    /// not: one caller builds it, the others wait for that build (see ``ServiceBox/awaitBuild(_:)``). The kernel
+    /// calls it for each service a module's closure takes before it runs the closure, whose resolves then read
+    /// built instances; it throws what the factory threw when it was the one that built it.
+    package func awaitBuild(of type: any Any.Type) async throws(ServiceError) {
+        if OverrideScope.areActive, OverrideScope.current != nil { return }
+        guard let box = visible.box(for: ObjectIdentifier(type)) else { return }
+        // The common case, built (or transient), reads the box without retaining it.
+        let ready = box._withUnsafeGuaranteedRef { box -> Bool in
+            if box.isTransient { return true }
+            defer { box.endRead() }
+            return box.beginRead() != 0
+        }
+        if ready { return }
+        try await box.takeUnretainedValue().awaitBuild(all)
+    }
+
     /// Runs `body` with the service, borrowed rather than returned: a built singleton is then read without touching
     /// its reference count. This is the form for hot paths; if `body` keeps the instance, that copy pays the retain
     /// `resolve(_:)` would have.
