@@ -5,9 +5,11 @@ import Testing
 @testable import MosaicPostgres
 
 /// A module whose activation says it started and then waits until the test lets it finish: an instance's boot held
-/// while its modules come up.
+/// while its modules come up. It comes after Weather (an optional requirement orders activation), so Weather is active
+/// by the time it starts; independent modules may activate at once.
 struct SlowStartModule: Module {
-    static let manifest = Manifest(id: "com.test.slow-start", version: "1.0.0")
+    static let manifest = Manifest(
+        id: "com.test.slow-start", version: "1.0.0", requires: [.module("com.test.weather", optional: true)])
     static let started = AsyncStream.makeStream(of: Void.self)
     static let finish = AsyncStream.makeStream(of: Void.self)
 

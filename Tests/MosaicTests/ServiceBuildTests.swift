@@ -63,7 +63,17 @@ private func greeter(
     return (box, Services(module: "com.test.consumer", visible: table, all: table))
 }
 
-/// Serialized: each test blocks a thread of the pool in a factory, and two at once would hold both of this machine's.
+/// Runs `body` on a thread of its own, not one of the cooperative pool's: a factory blocked at a gate must not hold a
+/// thread that every other test of the run needs (the pool has as many as the machine has cores).
+private func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> Task<T, any Error> {
+    Task {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+}
+
+/// Serialized: each test blocks a thread in a factory; one at a time keeps the waits easy to follow.
 @Suite(.serialized) struct ServiceBuildTests {
     /// More callers than the cooperative pool has threads.
     private let waiters = ProcessInfo.processInfo.activeProcessorCount + 2
@@ -77,7 +87,7 @@ private func greeter(
             gate.pass()
             return EnglishGreeter(counter: counter)
         }
-        let builder = Task { try view.resolve(.greeter).greet() }
+        let builder = onThread { try view.resolve(.greeter).greet() }
         await gate.factoryEntered()
         let waiting = (0..<waiters).map { _ in
             Task {
@@ -86,7 +96,7 @@ private func greeter(
             }
         }
         await observer.awaiting(waiters)
-        // The builder blocks one thread of the pool; had the waiters blocked the others, this would never run.
+        // The builder blocks a thread of its own; had the waiters each held one of the pool's, this would never run.
         let other = await Task { "other work" }.value
         #expect(other == "other work")
         gate.open()
@@ -103,9 +113,9 @@ private func greeter(
             gate.pass()
             return EnglishGreeter(counter: counter)
         }
-        let builder = Task { try view.resolve(.greeter).greet() }
+        let builder = onThread { try view.resolve(.greeter).greet() }
         await gate.factoryEntered()
-        // On a thread of its own: it waits holding that thread, and the pool's other thread must open the gate.
+        // On a thread of its own: it waits holding that thread, and the pool must still open the gate.
         let second = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
             Thread { done.resume(returning: try? view.resolve(.greeter).greet()) }.start()
             gate.open()
@@ -127,7 +137,7 @@ private func greeter(
             }
             return MockGreeter()
         }
-        let builder = Task { try view.resolve(.greeter) }
+        let builder = onThread { try view.resolve(.greeter) }
         await gate.factoryEntered()
         let waiting = (0..<waiters).map { _ in
             Task {
@@ -151,7 +161,7 @@ private func greeter(
             if counter.builds.load(ordering: .relaxed) == 0 { gate.pass() }
             return EnglishGreeter(counter: counter)
         }
-        let builder = Task { try view.resolve(.greeter).greet() }
+        let builder = onThread { try view.resolve(.greeter).greet() }
         await gate.factoryEntered()
         // Before, the build held the box's lock, and this waited for the factory.
         ServiceBox.deactivate([box])
