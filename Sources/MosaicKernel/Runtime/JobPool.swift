@@ -92,17 +92,20 @@ final class JobPool: Sendable {
     /// deadline to watch when no timer watches one yet.
     func next(for id: Int, now: () -> Duration) -> (job: Job, started: Duration, armTimer: Duration?)? {
         state.withLock { state in
-            guard !state.closed, state.workers[id] != nil, state.waitingHead < state.waiting.count else {
+            // A slot is taken only here, as the head moves past it, so the slot at the head holds its job; an empty
+            // one would be passed over, not trapped on.
+            var taken: Job?
+            while taken == nil, !state.closed, state.workers[id] != nil, state.waitingHead < state.waiting.count {
+                taken = state.waiting[state.waitingHead].take()
+                state.waitingHead += 1
+                if state.waitingHead == state.waiting.count {
+                    state.waiting.removeAll(keepingCapacity: true)
+                    state.waitingHead = 0
+                }
+            }
+            guard let job = taken else {
                 Self.forget(id, in: &state)
                 return nil
-            }
-            guard let job = state.waiting[state.waitingHead].take() else {
-                preconditionFailure("a waiting job was taken twice")
-            }
-            state.waitingHead += 1
-            if state.waitingHead == state.waiting.count {
-                state.waiting.removeAll(keepingCapacity: true)
-                state.waitingHead = 0
             }
             let started = now()
             state.workers[id]?.current = (job.index, started)
