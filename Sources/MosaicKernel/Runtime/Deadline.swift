@@ -114,8 +114,10 @@ private final class DeadlineOutcome<R: Sendable>: Sendable {
             return (state.continuation, state.onDelivery)
         }
         guard let (continuation, actions) = taken else { return false }
-        continuation?.resume(with: result)
+        // The timer is cancelled before the caller goes on, so that no timer of an answered call is still
+        // counted as waiting on the clock (a test's manual clock would take it for the next call's).
         for action in actions { action() }
+        continuation?.resume(with: result)
         return true
     }
 }
