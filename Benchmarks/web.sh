@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # wrk against Ghost's dashboard and a bare Hummingbird route serving the same bytes, in the same run, release
-# builds; then the latency percentiles of four Ghost routes: /dashboard, /modules, GET /open?url=… (the page that asks
-# to confirm a link) and a module's API route (/api/weather/Oslo).
+# builds; then Ghost's /dashboard and Art's page with Art isolated (Ghost's default) against a Ghost that runs
+# every module in process; then the latency percentiles of four Ghost routes: /dashboard, /modules, GET /open?url=…
+# (the page that asks to confirm a link) and a module's API route (/api/weather/Oslo).
 # Usage: bash Benchmarks/web.sh [seconds] [pairs]   (5 pairs unless given; needs wrk: apt-get install wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,28 @@ for _ in $(seq "$pairs"); do
 done
 printf '%s\n' "${ratios[@]}" | sort -n | awk '{ r[NR] = $1 } END {
     printf "ratios: "; for (i = 1; i <= NR; i++) printf "%s ", r[i]; printf "\nmedian ratio: %s (goal >= 0.8)\n", r[int((NR + 1) / 2)] }'
+
+# Art runs in a process of its own in the Ghost above (its default). Another Ghost runs every module in process: the
+# same pages with Art's widget in process (goal >= 0.7 for /dashboard) and Art's own page served in process (goal
+# >= 0.5 for /art), alternating pairs again.
+.build/release/ghost --port 8183 --data-directory "$data/in-process" --isolate none >/dev/null &
+inprocess=$!
+trap 'kill $ghost $bare $inprocess 2>/dev/null; rm -rf "$data"' EXIT
+for _ in $(seq 100); do curl -fs http://127.0.0.1:8183/dashboard >/dev/null && break; sleep 0.1; done
+for path in /dashboard /art; do
+    ratios=()
+    for _ in $(seq "$pairs"); do
+        read -r isolated_rate isolated_p50 isolated_p99 < <(measure "http://127.0.0.1:8181$path")
+        read -r local_rate local_p50 local_p99 < <(measure "http://127.0.0.1:8183$path")
+        printf '%-32s %12s %10s %10s\n' "ghost $path, Art isolated" "$isolated_rate" "$isolated_p50" "$isolated_p99"
+        printf '%-32s %12s %10s %10s\n' "ghost $path, Art in process" "$local_rate" "$local_p50" "$local_p99"
+        ratios+=("$(awk -v i="$isolated_rate" -v l="$local_rate" 'BEGIN { printf "%.2f", i / l }')")
+    done
+    goal=$([ "$path" = /dashboard ] && echo 0.7 || echo 0.5)
+    printf '%s\n' "${ratios[@]}" | sort -n | awk -v path="$path" -v goal="$goal" '{ r[NR] = $1 } END {
+        printf "%s, isolated / in process: ", path; for (i = 1; i <= NR; i++) printf "%s ", r[i]
+        printf "\nmedian ratio: %s (goal >= %s)\n", r[int((NR + 1) / 2)], goal }'
+done
 for path in /modules "/open?url=ghost%3A%2F%2Fdashboard%2Fweather%2Fcity%3Fname%3DOslo" /api/weather/Oslo; do
     read -r rate p50 p99 < <(measure "http://127.0.0.1:8181$path")
     printf '%-32s %12s %10s %10s\n' "ghost ${path%%\?*}" "$rate" "$p50" "$p99"

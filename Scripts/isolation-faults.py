@@ -10,7 +10,8 @@ heartbeat), SIGKILL, SIGKILL. It checks that
 - after each of the first three, Art comes back on the dashboard in a new process;
 - after the fourth, Art stays failed (the budget: 3 restarts in 5 minutes), and the dashboard still answers;
 - Ghost then stops cleanly on SIGTERM, leaving no process of Art's behind.
-Prints each step, exits non-zero when a check fails. Everything it starts is stopped at the end.
+First, `--isolate` naming no module of Ghost's is refused by name. Prints each step, exits non-zero when a check
+fails. Everything it starts is stopped at the end.
 
     python3 Scripts/isolation-faults.py .build/debug/ghost
 """
@@ -61,6 +62,12 @@ def serving_art(base):
 root = tempfile.mkdtemp(prefix="mosaic-isolation-")
 process, ok, failures = None, True, []
 try:
+    # A misspelt module to isolate is refused by name before anything runs, never run in process unsaid.
+    misspelt = subprocess.run([ghost, "--isolate", "com.ghost.artt", "--check", "--data-directory", root],
+                              capture_output=True, text=True, timeout=120)
+    if misspelt.returncode == 0 or "--isolate names com.ghost.artt" not in misspelt.stderr:
+        failures.append(f"--isolate com.ghost.artt was not refused by name (exit {misspelt.returncode}): "
+                        f"{misspelt.stderr.strip()[-300:]}")
     process, base = start_ghost(ghost, "ghost", None, root)
     stop, probes = threading.Event(), []
 

@@ -128,6 +128,14 @@ struct Serve: AsyncParsableCommand {
         help: "A module configuration value as key=value (com.ghost.weather.units=metric); repeat for more.")
     var settings: [String] = []
 
+    @Option(
+        name: .customLong("isolate"),
+        help: ArgumentHelp(
+            "A module to run in a process of its own; repeat for more (default: com.ghost.art).",
+            discussion: "A trap in an isolated module ends its process, never the app; the module restarts. "
+                + "--isolate none runs every module in Ghost's process."))
+    var isolated: [String] = ["com.ghost.art"]
+
     @Flag(help: "Boot, print the report, shut down and exit, without serving.")
     var check = false
 
@@ -174,13 +182,19 @@ struct Serve: AsyncParsableCommand {
                 "Cannot use \(dataDirectory) as the data directory (\(error)); pass --data-directory.")
         }
         let catalog = ModuleCatalog(groups: AppManifest.groups)
+        let known = catalog.entries.map(\.manifest.id.rawValue)
+        for name in isolated where name != "none" && !known.contains(name) {
+            throw ValidationError(
+                "--isolate names \(name), which is none of Ghost's modules: \(known.joined(separator: ", ")), or none.")
+        }
         var configuration = KernelOptions(
             deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory,
             storageTimeLimit: .seconds(storageTimeLimit))
         let database = try await sharedDatabase()
         configuration.sharedStorage = database?.storage
-        // Art runs in a process of its own: a trap in it ends that process, never the app.
-        configuration.isolation.modules = ["com.ghost.art"]
+        // Art runs in a process of its own unless --isolate says otherwise: a trap in it ends that process, never
+        // the app.
+        configuration.isolation.modules = Set(isolated.filter { $0 != "none" }.map { ModuleID(rawValue: $0) })
         // A delivery an instance claimed before it was killed comes back when its claim's lease runs out: a lease
         // of seconds, not two minutes, brings it back soon (a handler takes milliseconds, or as long as storage may).
         let handlerLimit = Duration.seconds(storageTimeLimit + 1)
