@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # wrk against Ghost's dashboard and a bare Hummingbird route serving the same bytes, in the same run, release
-# builds; then Ghost's /dashboard and Art's page with Art isolated (Ghost's default) against a Ghost that runs
+# builds; then Ghost's /dashboard and Art's route with Art isolated (Ghost's default) against a Ghost that runs
 # every module in process; then the latency percentiles of four Ghost routes: /dashboard, /modules, GET /open?url=…
 # (the page that asks to confirm a link) and a module's API route (/api/weather/Oslo).
 # Usage: bash Benchmarks/web.sh [seconds] [pairs]   (5 pairs unless given; needs wrk: apt-get install wrk)
@@ -33,14 +33,15 @@ done
 printf '%s\n' "${ratios[@]}" | sort -n | awk '{ r[NR] = $1 } END {
     printf "ratios: "; for (i = 1; i <= NR; i++) printf "%s ", r[i]; printf "\nmedian ratio: %s (goal >= 0.8)\n", r[int((NR + 1) / 2)] }'
 
-# Art runs in a process of its own in the Ghost above (its default). Another Ghost runs every module in process: the
-# same pages with Art's widget in process (goal >= 0.7 for /dashboard) and Art's own page served in process (goal
-# >= 0.5 for /art), alternating pairs again.
+# Art runs in a process of its own in the Ghost above (its default). Another Ghost runs every module in process:
+# /dashboard with Art's widget (goal >= 0.7) and Art's route, whose every request crosses to Art's process
+# (/api/art/today, goal >= 0.5), each isolated against in process, alternating pairs again. (Pages are kept
+# rendered while nothing they show changes, so /dashboard calls Art's process only when it does.)
 .build/release/ghost --port 8183 --data-directory "$data/in-process" --isolate none >/dev/null &
 inprocess=$!
 trap 'kill $ghost $bare $inprocess 2>/dev/null; rm -rf "$data"' EXIT
 for _ in $(seq 100); do curl -fs http://127.0.0.1:8183/dashboard >/dev/null && break; sleep 0.1; done
-for path in /dashboard /art; do
+for path in /dashboard /api/art/today; do
     ratios=()
     for _ in $(seq "$pairs"); do
         read -r isolated_rate isolated_p50 isolated_p99 < <(measure "http://127.0.0.1:8181$path")

@@ -116,6 +116,12 @@ struct ArtModule: Module {
         module.contribute(to: .tabPages, id: "art.collection", title: "Collection", tab: "art") {
             (data: any ArtData) in Panel(.list(data.works.map { "\($0.title) — \($0.artist), \($0.year)" }))
         }
+        // Answered in Art's process, which Ghost runs apart: each request crosses to it (pages are kept rendered).
+        module.route(.get, "/art/today") { (_: WebRequest, data: any ArtData) in
+            guard !data.works.isEmpty else { return .json(#"{"error":"no art today"}"#, status: 404) }
+            let work = data.works[daysSince1970 % data.works.count]
+            return .json(String(decoding: try JSONEncoder().encode(work), as: UTF8.self))
+        }
     }
 }
 
