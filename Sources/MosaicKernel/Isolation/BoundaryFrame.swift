@@ -57,46 +57,6 @@ struct HostPlan: Codable, Sendable {
     }
 }
 
-/// Frames of a byte stream: cut as they arrive, whatever the reads' sizes.
-struct FrameReader {
-    /// The largest frame taken; a larger length is a broken peer, not a message.
-    static let maximumFrame = 64 << 20
-
-    private var buffer = Data()
-
-    /// The whole frames `bytes` completes, in order.
-    ///
-    /// - Throws: ``BoundaryError`` when a length is beyond ``maximumFrame`` or a frame is not a message.
-    mutating func frames(after bytes: Data) throws(BoundaryError) -> [BoundaryFrame] {
-        buffer.append(bytes)
-        var frames: [BoundaryFrame] = []
-        while buffer.count >= 4 {
-            let start = buffer.startIndex
-            let length = buffer[start..<start + 4].reduce(0) { $0 << 8 | Int($1) }
-            guard length <= Self.maximumFrame else {
-                throw BoundaryError("the other side sent a frame of \(length) bytes, past the limit")
-            }
-            guard buffer.count >= 4 + length else { break }
-            do {
-                frames.append(
-                    try JSONDecoder().decode(BoundaryFrame.self, from: buffer[start + 4..<start + 4 + length]))
-            } catch {
-                throw BoundaryError("the other side sent a frame that is not a message: \(error)")
-            }
-            buffer = Data(buffer[(start + 4 + length)...])
-        }
-        return frames
-    }
-
-    /// `frame` as bytes to write.
-    static func bytes(of frame: BoundaryFrame) throws -> Data {
-        let payload = try JSONEncoder().encode(frame)
-        let length = UInt32(payload.count)
-        return Data([UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
-            + payload
-    }
-}
-
 /// What went wrong across the boundary: the child ended, broke the protocol, or failed the call.
 struct BoundaryError: Error, Sendable, CustomStringConvertible {
     let description: String
