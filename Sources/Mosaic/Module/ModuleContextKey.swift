@@ -16,7 +16,7 @@ package enum ModuleContextKey: ServiceContextKey {
 
 extension ServiceContext {
     /// The module whose code runs in this task, when the kernel called into one from a task with a
-    /// `ServiceContext`; see ``ModuleContextKey``.
+    /// `ServiceContext` (from a task without one, the kernel sets none).
     public var mosaicModule: ModuleID? {
         get { self[ModuleContextKey.self] }
         set { self[ModuleContextKey.self] = newValue }
