@@ -238,6 +238,11 @@ extension ModuleRegistrar {
     /// }
     /// ```
     ///
+    /// `handle` runs as a call of the module: `@Injected` values made in it resolve from the module's services, and
+    /// its log lines name the module (`mosaic.module`); when the request's task has a `ServiceContext` (a traced
+    /// request), `handle` sees that context with the module named in it, and otherwise none. `next` runs as the
+    /// host's code: without the module's services, and with the request's own `ServiceContext`, or none.
+    ///
     /// Middleware fails closed: if it throws, or its services cannot be resolved, the request stops with a 500.
     public mutating func middleware<each Dependency: Sendable>(
         _ id: String, priority: Int = 0, requires entitlement: Entitlement? = nil,
@@ -251,6 +256,27 @@ extension ModuleRegistrar {
         ) { (dependency: repeat each Dependency) in
             WebMiddleware { request, next in try await handle(request, next, repeat each dependency) }
         }
+    }
+
+    /// Wraps every request the host answers while the module is active, as the form above does, for a middleware
+    /// that takes no services: the host calls `handle` itself, with no layer between that passes services to it.
+    ///
+    /// ```swift
+    /// module.middleware("weather.timing") { request, next in
+    ///     var response = try await next(request)
+    ///     response.headers["X-Served-By"] = "weather"
+    ///     return response
+    /// }
+    /// ```
+    public mutating func middleware(
+        _ id: String, priority: Int = 0, requires entitlement: Entitlement? = nil,
+        handle:
+            @escaping @Sendable (WebRequest, _ next: @Sendable (WebRequest) async throws -> WebResponse) async throws ->
+            WebResponse
+    ) {
+        contribute(
+            to: .webMiddleware, id: id, priority: priority, requires: entitlement, standby: nil, keepsContent: true
+        ) { WebMiddleware(handle) }
     }
 }
 

@@ -148,20 +148,37 @@ extension TestMetrics {
         await kernel.shutdown()
     }
 
-    @Test("module code runs with its module id in the task-local service context")
-    func moduleIDInContext() async throws {
-        let seen = EventLog()
-        let kernel = makeKernel([
-            ModuleFactory(manifest: Manifest(id: "com.app.context", version: "1.0.0")) {
-                Probe(
-                    activate: { _ in
-                        if let id = ServiceContext.current?.mosaicModule { seen.record(.activated(id)) }
-                    }, deactivate: {})
-            }
-        ])
+    /// A kernel of one module that records what its activation saw: the module the task-local `ServiceContext`
+    /// names (`nil` without a context), and the module `Logger.MetadataProvider.mosaicModule` names in its logs.
+    private func activationContext(tracer: InMemoryTracer?) async throws -> (context: ModuleID?, logs: String?) {
+        let seen = Locked<(context: ModuleID?, logs: String?)>((nil, nil))
+        var options = KernelOptions()
+        options.tracer = tracer
+        let kernel = makeKernel(
+            [
+                ModuleFactory(manifest: Manifest(id: "com.app.context", version: "1.0.0")) {
+                    Probe(
+                        activate: { _ in
+                            let logs = Logger.MetadataProvider.mosaicModule.get()["mosaic.module"].map { "\($0)" }
+                            seen.withLock { $0 = (ServiceContext.current?.mosaicModule, logs) }
+                        }, deactivate: {})
+                }
+            ], options: options)
         try await kernel.boot()
-        #expect(seen.activations == ["com.app.context"])
         await kernel.shutdown()
+        return seen.withLock { $0 }
+    }
+
+    @Test("module code names its module in its log lines, and in the task-local service context when it has one")
+    func moduleIDInContext() async throws {
+        // With a tracer, the activation runs in its span's context, which the call names the module in.
+        let traced = try await activationContext(tracer: InMemoryTracer())
+        #expect(traced.context == "com.app.context")
+        #expect(traced.logs == "com.app.context")
+        // Without one, the kernel sets no context for the call, and the log lines name the module all the same.
+        let untraced = try await activationContext(tracer: nil)
+        #expect(untraced.context == nil)
+        #expect(untraced.logs == "com.app.context")
     }
 
     @Test("a deeplink's span and count name the route template and outcome, never the link's parameters")

@@ -46,10 +46,16 @@ public struct Contribution<Content: Sendable>: Sendable, Identifiable {
     private let make: @Sendable () async throws -> Content
     /// The contributing module's context, which runs host-invoked module code as a call of the module.
     private let context: ActivationContext?
+    /// The content once built, when it is kept (a route's or middleware's handler): the contribution is bound once
+    /// per activation, so kept content never outlives the activation it was built in.
+    private let kept: KeptContent<Content>?
 
+    /// A contribution whose content `make` builds; with `keepsContent`, content built once is kept for the rest of
+    /// the activation instead of built per read.
     package init(
         id: String, module: ModuleID, priority: Int, metadata: ContributionMetadata, entitlement: Entitlement?,
-        context: ActivationContext? = nil, make: @escaping @Sendable () async throws -> Content
+        context: ActivationContext? = nil, keepsContent: Bool = false,
+        make: @escaping @Sendable () async throws -> Content
     ) {
         self.id = id
         self.module = module
@@ -57,6 +63,7 @@ public struct Contribution<Content: Sendable>: Sendable, Identifiable {
         self.metadata = metadata
         self.entitlement = entitlement
         self.context = context
+        self.kept = keepsContent ? KeptContent() : nil
         self.make = make
     }
 
@@ -70,8 +77,16 @@ public struct Contribution<Content: Sendable>: Sendable, Identifiable {
 
     /// Builds the content, resolving the services its factory takes from the contributing module's services.
     public func content() async throws -> Content {
-        try await make()
+        if let value = kept?.value { return value }
+        let value = try await make()
+        kept?.keep(value)
+        return value
     }
+
+    /// The content built earlier in this activation, when the contribution keeps its content (a route's or
+    /// middleware's handler), read without awaiting: what a host reads on every request, where ``content()``, an
+    /// async call, costs more than the read. `nil` until the first ``content()`` has built it.
+    package var keptContent: Content? { kept?.value }
 
     /// Whether `self` comes before `other` under `order`.
     public func precedes(_ other: Self, in order: ContributionOrder) -> Bool {

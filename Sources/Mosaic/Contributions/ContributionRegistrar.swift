@@ -40,19 +40,14 @@ extension ModuleRegistrar {
                 point: point.erased, id: id, priority: priority, metadata: metadata, entitlement: entitlement,
                 dependencies: dependencies,
                 bind: { module, context in
-                    // Bound once per activation, so kept content never outlives the activation it was built in.
-                    let kept = keepsContent ? KeptContent<Content>() : nil
-                    return Contribution<Content>(
+                    Contribution<Content>(
                         id: id, module: module, priority: priority, metadata: metadata, entitlement: entitlement,
-                        context: context
+                        context: context, keepsContent: keepsContent
                     ) {
-                        if let value = kept?.value { return value }
-                        let value = try await context.call {
+                        try await context.call {
                             try await Self.awaitArguments(context, repeat (each Dependency).self)
                             return try await content(repeat try Self.argument((each Dependency).self, context))
                         }
-                        kept?.keep(value)
-                        return value
                     }
                 },
                 bindStandby: { module, host, start in
@@ -104,7 +99,7 @@ extension ModuleRegistrar {
 
 /// Content built once and kept for the rest of an activation; a build that throws keeps nothing, so the next read
 /// builds again.
-private final class KeptContent<Content: Sendable>: Sendable {
+final class KeptContent<Content: Sendable>: Sendable {
     private let stored = Locked<Content?>(nil)
 
     var value: Content? { stored.withLock { $0 } }

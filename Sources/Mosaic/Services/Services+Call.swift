@@ -1,17 +1,19 @@
 internal import Instrumentation
 
 extension Services {
-    /// Runs `operation` as a call of this module's code: with these services as ``current`` (for `@Injected`),
-    /// and the task-local `ServiceContext` naming the module (`ServiceContext.mosaicModule`).
+    /// Runs `operation` as a call of this module's code: with these services as ``current``, so that `@Injected`
+    /// resolves from them and `Logger.MetadataProvider.mosaicModule` names the module in its log lines; and, when
+    /// the calling task has a `ServiceContext` (a tracer's span, a traced request), that context with the module
+    /// named in it (`ServiceContext.mosaicModule`), so that the spans made in the call are the module's.
+    ///
+    /// A caller without a `ServiceContext` (a host that does not trace) passes none on: the module's code then
+    /// sees `ServiceContext.current == nil`, and the call sets one task-local value, not two.
     package func call<R>(_ operation: () async throws -> R) async throws -> R {
-        let serviceContext: ServiceContext
-        if var current = ServiceContext.current {
-            current.mosaicModule = module
-            serviceContext = current
-        } else {
-            serviceContext = callContext
+        guard var context = ServiceContext.current else {
+            return try await Services.$current.withValue(self, operation: operation)
         }
-        return try await ServiceContext.$current.withValue(serviceContext) {
+        context.mosaicModule = module
+        return try await ServiceContext.$current.withValue(context) {
             try await Services.$current.withValue(self, operation: operation)
         }
     }
@@ -29,7 +31,12 @@ package struct HostContext: Sendable {
 
     /// Runs `operation` in this context.
     package func run<R>(_ operation: () async throws -> R) async throws -> R {
-        try await ServiceContext.$current.withValue(serviceContext) {
+        // Where the host had no `ServiceContext`, a module's call set none either; unless the module's code set one
+        // of its own around the call it returns through (a span of its own), only its services are taken back.
+        guard serviceContext != nil || ServiceContext.current != nil else {
+            return try await Services.$current.withValue(nil, operation: operation)
+        }
+        return try await ServiceContext.$current.withValue(serviceContext) {
             try await Services.$current.withValue(nil, operation: operation)
         }
     }

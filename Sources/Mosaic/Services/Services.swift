@@ -1,6 +1,3 @@
-internal import Instrumentation
-internal import Synchronization
-
 /// What one module may resolve: its own services, those it declared it uses, and the host's.
 ///
 /// ```swift
@@ -19,7 +16,6 @@ public struct Services: Sendable {
         let module: ModuleID
         /// Whether every resolve is reported to the observer of `all` (off unless the host opted in).
         @usableFromInline let countsResolves: Bool
-        private let madeCallContext = Locked<ServiceContext?>(nil)
 
         init(module: ModuleID, visible: ServiceTable, all: ServiceTable) {
             self.module = module
@@ -27,27 +23,12 @@ public struct Services: Sendable {
             self.all = all
             self.countsResolves = all.observer?.countsResolves ?? false
         }
-
-        /// The task-local `ServiceContext` of this module's calls when the caller has none (see ``call(_:)``):
-        /// made on the first call and kept, not per call, and not with the view (a kernel makes every module's view
-        /// at once, and the first call of most is their activation, on a worker).
-        var callContext: ServiceContext {
-            if let made = madeCallContext.withLock({ $0 }) { return made }
-            var context = ServiceContext.topLevel
-            context.mosaicModule = module
-            return madeCallContext.withLock { made in
-                if let made { return made }
-                made = context
-                return context
-            }
-        }
     }
 
     @usableFromInline let storage: Storage
     @inlinable var visible: ServiceTable { storage.visible }
     @inlinable var all: ServiceTable { storage.all }
     @inlinable var countsResolves: Bool { storage.countsResolves }
-    var callContext: ServiceContext { storage.callContext }
 
     /// The module this view belongs to.
     public var module: ModuleID { storage.module }

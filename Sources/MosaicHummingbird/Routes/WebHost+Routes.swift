@@ -112,14 +112,19 @@ extension WebHost {
             query: request.uri.query.map { (try? QueryItem.items(parsing: $0)) ?? [] } ?? [], body: body)
         let middlewares = kernel.contributions(for: .webMiddleware)
         guard !middlewares.isEmpty else { return Self.hummingbird(await page(web)) }
-        var next: @Sendable (WebRequest) async throws -> WebResponse = { await page($0) }
+        var next: @Sendable (WebRequest) async throws -> WebResponse = page
         for contribution in middlewares.reversed() {
             let middleware: WebMiddleware
-            do {
-                middleware = try await contribution.content()
-            } catch {
-                return Self.hummingbird(
-                    bare(faultPage("A middleware factory threw", module: contribution.module, error)))
+            // Built once per activation: after the first request, read without a call.
+            if let kept = contribution.keptContent {
+                middleware = kept
+            } else {
+                do {
+                    middleware = try await contribution.content()
+                } catch {
+                    return Self.hummingbird(
+                        bare(faultPage("A middleware factory threw", module: contribution.module, error)))
+                }
             }
             let inner = next
             next = { request in
