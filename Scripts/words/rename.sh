@@ -70,6 +70,7 @@ git ls-files -z -- Sources Tests Examples Benchmarks Fuzz Scripts README.md \
 # The hub's transactional store (embedded or external) was `shared`; only in the hub and the calls that make one.
 git ls-files -z -- 'Sources/MosaicKernel/State/StateHub*.swift' |
     xargs -0 -r perl -pi -e '
+        next if m{^\s*//};
         s/\bshared\b/transactional/g;
         s/\b(apply|commit)Shared\b/$1Transactional/g;
         s/\bmaximumSharedAttempts\b/maximumConflictAttempts/g;

@@ -106,7 +106,7 @@ extension StateHub {
     /// cannot be read by this instance; its value then stays as it was.
     ///
     /// The row is decoded (and migrated) outside the hub's lock: that runs the key's migrations and its value's
-    /// `init(from:)`, module code that may read transactional state itself.
+    /// `init(from:)`, module code that may read shared state itself.
     @discardableResult
     func adopt(_ id: String, saved: SavedState?, revision: Int64?, force: Bool) -> Bool {
         func wanted(_ entry: Entry) -> Bool {

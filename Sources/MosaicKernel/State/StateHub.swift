@@ -2,7 +2,7 @@ internal import Foundation
 internal import Mosaic
 internal import Synchronization
 
-/// The kernel's transactional state: one value per key, persisted when the key asks, and handed to observers (each keeps
+/// The kernel's shared state: one value per key, persisted when the key asks, and handed to observers (each keeps
 /// only the newest value, so a slow observer never holds up a writer).
 ///
 /// Reads take one short lock and never wait for storage: a persisted key is loaded ahead (``load(_:)``, for every
@@ -22,7 +22,7 @@ final class StateHub: StateAccess, StateLoading {
         let lane = WriteLane()
         /// Whether `value` is what storage holds: always for keys in memory; for persisted keys once loaded.
         var loaded: Bool
-        /// The row's revision in external storage; `nil` when there is no row, or the key is not transactional.
+        /// The row's revision in external storage; `nil` when there is no row, or the key is in memory.
         var revision: Int64? = nil
         /// Turns a row another instance wrote into this key's value (`nil` for a row it cannot read); only for keys
         /// kept in external storage.
@@ -48,7 +48,7 @@ final class StateHub: StateAccess, StateLoading {
     let state = Locked(State())
     /// Advances on every write of any key.
     let writes: VersionCounter
-    /// Where every persisted key goes: the storage (embedded or transactional), or a store under test; `nil` keeps every
+    /// Where every persisted key goes: the storage (embedded or external), or a store under test; `nil` keeps every
     /// key in memory.
     private let store: (any SavedStateStore)?
     /// The storage several instances share, when the host configured one; every persisted key lives there.
