@@ -15,10 +15,12 @@ extension ServiceRegistrar {"""
 
 SUMMARIES = {
     "register": "Provides the service `key` names in `scope`",
-    "singleton": "Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names",
+    "singleton": "Provides a single instance of the service `key` names",
     "transient": "Provides a new instance of the service `key` names for each resolution",
-    "cached": "Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names",
+    "cached": "Provides an instance of the service `key` names, kept until the kernel's `resetCached()`",
 }
+# What a scope that keeps its instance adds: when the instance is built.
+BUILT = "It is built on first use, or at activation when `eager`."
 
 
 def summary(name, arity, preview):
@@ -26,6 +28,8 @@ def summary(name, arity, preview):
         "built by `factory` from the service it takes" if arity == 1
         else f"built by `factory` from the {arity} services it takes")
     text = f"    /// {SUMMARIES[name]},\n    /// {made}."
+    if name in ("singleton", "cached"):
+        text += f"\n    ///\n    /// {BUILT}"
     if preview:
         text += "\n    ///\n    /// In preview mode the kernel builds it with `preview` instead."
     return text

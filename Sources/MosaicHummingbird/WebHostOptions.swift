@@ -13,7 +13,7 @@ public struct WebHostOptions: Sendable, Hashable {
     public var maximumHeaderLineSize: Int
     /// How long a connection may send nothing (between requests, or in the middle of a request's head) before the
     /// server closes it.
-    public var idleTimeout: Duration
+    public var idleTimeLimit: Duration
     /// The most connections served at once; a connection beyond it is answered 503 with `Retry-After` and closed
     /// at once (and beyond twice as many, the server stops accepting until one closes).
     public var maximumConnections: Int
@@ -51,21 +51,22 @@ public struct WebHostOptions: Sendable, Hashable {
     /// - Keep it out of command lines and logs (ghost reads it from `--operator-key-file`, or makes one at start and
     ///   prints the URL that carries it).
     public var operatorKey: OperatorKey?
-    /// Lets anyone who reaches a router served on loopback change the app without a key, as long as the request
-    /// came through no proxy (it carries no `Forwarded` or `X-Forwarded-*` field). Unsafe: any program on the
-    /// machine, and any proxy in front that strips those fields, may then change the app. For development only.
+    /// Lets a request to a router served on loopback change the app without the operator key; for development only.
+    ///
+    /// - Only a request that came through no proxy (no `Forwarded` or `X-Forwarded-*` field) is let through.
+    /// - Unsafe: any program on the machine, and any proxy in front that strips those fields, may then change the app.
     public var unsafeChangesWithoutKeyOnLoopback = false
 
     /// The loopback names: `localhost`, `127.0.0.1` and `[::1]`.
     public static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
 
     /// Options; the defaults serve on loopback with 16 KB bodies arriving at 240 bytes/s at least after 5 s, 100
-    /// header fields of at most 16 KB each, a 30-second idle timeout, 512 connections (128 per client address),
+    /// header fields of at most 16 KB each, a 30-second idle time limit, 512 connections (128 per client address),
     /// 256 live streams (16 per client address) of at most 10 minutes each with a heartbeat every 15 s, and no
     /// operator key. Host names are lowercased.
     public init(
         allowedHosts: Set<String> = Self.loopbackHosts, maximumBodySize: Int = 16_384, maximumHeaderCount: Int = 100,
-        idleTimeout: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: OperatorKey? = nil,
+        idleTimeLimit: Duration = .seconds(30), maximumConnections: Int = 512, operatorKey: OperatorKey? = nil,
         maximumHeaderLineSize: Int = 16_384, minimumBodyRate: Int = 240, bodyGracePeriod: Duration = .seconds(5),
         maximumConnectionsPerClient: Int = 128, maximumLiveStreams: Int = 256, maximumLiveStreamsPerClient: Int = 16,
         liveStreamMaximumAge: Duration = .seconds(600), liveStreamHeartbeat: Duration = .seconds(15)
@@ -82,7 +83,7 @@ public struct WebHostOptions: Sendable, Hashable {
         self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
         self.maximumBodySize = maximumBodySize
         self.maximumHeaderCount = maximumHeaderCount
-        self.idleTimeout = idleTimeout
+        self.idleTimeLimit = idleTimeLimit
         self.maximumConnections = maximumConnections
     }
 

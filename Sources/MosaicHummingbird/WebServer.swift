@@ -13,7 +13,7 @@ package import UnixSignals
 /// Whoever changes the app (grant, revoke, resubmit) presents ``WebHostOptions/operatorKey``, however the server is
 /// bound: behind a proxy every request comes from loopback.
 ///
-/// The server keeps ``WebHost/options``: connections idle for ``WebHostOptions/idleTimeout`` (including one that
+/// The server keeps ``WebHost/options``: connections idle for ``WebHostOptions/idleTimeLimit`` (including one that
 /// sends part of a request and then nothing) are closed, and at most ``WebHostOptions/maximumConnections`` are
 /// served at once, ``WebHostOptions/maximumConnectionsPerClient`` of them for one client address; a connection over
 /// either limit is answered 503 at once and closed.
@@ -90,8 +90,8 @@ extension WebServer {
             additionalChannelHandlers: [
                 ConnectionGate(counts),
                 RequestBodyGuard(minimumRate: options.minimumBodyRate, grace: options.bodyGracePeriod),
-                StalledWriteGuard(limit: options.idleTimeout, logger: logger),
-            ], idleTimeout: TimeAmount(clamping: options.idleTimeout))
+                StalledWriteGuard(limit: options.idleTimeLimit, logger: logger),
+            ], idleTimeout: TimeAmount(clamping: options.idleTimeLimit))
     }
 
     /// Connections over the limits are accepted only to be answered 503 and closed within a second; beyond twice

@@ -2,14 +2,16 @@ public import Logging
 public import MosaicKernel
 internal import PostgresNIO
 
-/// One app's PostgreSQL database, shared by all its instances: persisted state keys (a row per key, with a revision
-/// every write advances), the entitlement policy, and the outbox of durable events. Each instance connects once, hands ``storage`` to its kernel,
-/// and closes the backend after the kernel has shut down:
+/// Connects to the PostgreSQL database every instance of one app uses as external storage.
+///
+/// It keeps persisted state keys (a row per key, with a revision every write advances), the entitlement policy's
+/// decisions, and the outbox of durable events. Each instance connects once, hands ``storage`` to its kernel, and
+/// closes the backend after the kernel has shut down:
 ///
 /// ```swift
 /// let database = try await PostgresBackend.connect(url: "postgres://ghost@127.0.0.1:5432/ghost")
 /// var options = KernelOptions()
-/// options.sharedStorage = database.storage
+/// options.externalStorage = database.storage
 /// let kernel = Kernel(catalog: catalog, host: host, entitlements: .granted(["weather"]), options: options)
 /// try await kernel.boot()
 /// …
@@ -22,9 +24,9 @@ internal import PostgresNIO
 /// others' changes; after that one reconnects, every instance reads again what it holds, since PostgreSQL never
 /// replays a missed notification.
 public final class PostgresBackend: Sendable {
-    /// What the kernel keeps here: pass it as `KernelOptions.sharedStorage`.
-    public var storage: SharedStorage {
-        SharedStorage(
+    /// What the kernel keeps here: pass it as `KernelOptions.externalStorage`.
+    public var storage: ExternalStorage {
+        ExternalStorage(
             state: stateStore, policy: policyStore, events: eventStore, description: url.description,
             checks: { [listener] in listener.checks() })
     }
@@ -50,7 +52,7 @@ public final class PostgresBackend: Sendable {
     /// Connects to the database at `url` (see ``PostgresURL``), brings Mosaic's tables up to date, and starts
     /// listening for other instances' changes.
     ///
-    /// A query that has no answer after `queryTimeout` fails, and its connection is closed and made again on the
+    /// A query that has no answer after `queryTimeLimit` fails, and its connection is closed and made again on the
     /// next query: a server that stopped answering, or a connection the network dropped without a word, costs
     /// the callers that long at most, never forever.
     ///
@@ -66,18 +68,19 @@ public final class PostgresBackend: Sendable {
     /// are deleted once older than `retention` (24 hours by default, checked every hour by one instance at a
     /// time); parked and abandoned deliveries stay until an operator resubmits them.
     public static func connect(
-        url: String, queryTimeout: Duration = .seconds(30), heartbeat: Duration = .seconds(5),
+        url: String, queryTimeLimit: Duration = .seconds(30), heartbeat: Duration = .seconds(5),
         retention: Duration = .seconds(86_400), logger: Logger = Logger(label: "mosaic.postgres")
     ) async throws -> PostgresBackend {
         try await connect(
-            url: url, queryTimeout: queryTimeout, heartbeat: heartbeat, retention: retention,
+            url: url, queryTimeLimit: queryTimeLimit, heartbeat: heartbeat, retention: retention,
             timer: PostgresConnections.eventLoopTimer, logger: logger)
     }
 
-    /// ``connect(url:queryTimeout:heartbeat:retention:logger:)`` with the timer that expires queries, and whether
+    /// ``connect(url:queryTimeLimit:heartbeat:retention:logger:)`` with the timer that expires queries, and whether
     /// pruning runs on its own, which tests replace.
     static func connect(
-        url: String, queryTimeout: Duration, heartbeat: Duration = .seconds(5), retention: Duration = .seconds(86_400),
+        url: String, queryTimeLimit: Duration, heartbeat: Duration = .seconds(5),
+        retention: Duration = .seconds(86_400),
         prunes: Bool = true, timer: @escaping PostgresConnections.QueryTimer, logger: Logger
     ) async throws -> PostgresBackend {
         guard heartbeat > .zero else {
@@ -89,7 +92,7 @@ public final class PostgresBackend: Sendable {
                 .invalidConfiguration, "The retention cannot be negative (it is \(retention)); 24 hours is usual.")
         }
         let url = try PostgresURL(url)
-        let connections = PostgresConnections(url: url, queryTimeout: queryTimeout, timer: timer, logger: logger)
+        let connections = PostgresConnections(url: url, queryTimeLimit: queryTimeLimit, timer: timer, logger: logger)
         do {
             try await connections.migrateSchema()
             _ = try await connections.run(connections.seen)

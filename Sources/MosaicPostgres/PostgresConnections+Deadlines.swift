@@ -4,7 +4,7 @@ internal import PostgresNIO
 internal import Synchronization
 
 extension PostgresConnections {
-    /// `query` on `connection`, given up on after `timeout` (``queryTimeout`` when `nil`): the connection is
+    /// `query` on `connection`, given up on after `timeout` (``queryTimeLimit`` when `nil`): the connection is
     /// closed, and the pool makes a new one.
     ///
     /// The answer is failed at the deadline whether or not closing the connection fails the query: a heartbeat
@@ -38,17 +38,17 @@ extension PostgresConnections {
         return deadlined(rows, on: connection, within: timeout)
     }
 
-    /// `answer`, which `connection` gives, or a failure after `timeout` (``queryTimeout`` when `nil`) that closes
+    /// `answer`, which `connection` gives, or a failure after `timeout` (``queryTimeLimit`` when `nil`) that closes
     /// `connection`.
     private func deadlined<Answer: Sendable>(
         _ answer: EventLoopFuture<Answer>, on connection: PostgresConnection, within timeout: Duration?
     ) -> EventLoopFuture<Answer> {
-        let queryTimeout = timeout ?? queryTimeout
+        let queryTimeLimit = timeout ?? queryTimeLimit
         return settle(
-            answer, within: queryTimeout,
+            answer, within: queryTimeLimit,
             expired: PostgresBackendError(
                 .timedOut,
-                "\(url) did not answer within \(queryTimeout), so the connection was closed (the next query makes a "
+                "\(url) did not answer within \(queryTimeLimit), so the connection was closed (the next query makes a "
                     + "new one). Check that the server runs and is reachable.")
         ) { _ = connection.close() as EventLoopFuture<Void> }
     }

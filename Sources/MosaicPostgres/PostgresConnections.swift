@@ -23,7 +23,7 @@ final class PostgresConnections: Sendable {
     let ids = Atomic<Int>(0)
 
     /// How long a query may go unanswered before its connection is closed.
-    let queryTimeout: Duration
+    let queryTimeLimit: Duration
     /// Arms each query's time limit.
     let timer: QueryTimer
 
@@ -45,11 +45,11 @@ final class PostgresConnections: Sendable {
     static let maximumPooledConnections = 8
 
     init(
-        url: PostgresURL, queryTimeout: Duration = .seconds(30), timer: @escaping QueryTimer = eventLoopTimer,
+        url: PostgresURL, queryTimeLimit: Duration = .seconds(30), timer: @escaping QueryTimer = eventLoopTimer,
         logger: Logger
     ) {
         self.url = url
-        self.queryTimeout = queryTimeout
+        self.queryTimeLimit = queryTimeLimit
         self.timer = timer
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -66,7 +66,7 @@ final class PostgresConnections: Sendable {
     /// The pool can lend a connection that a query given up on (``deadlined(_:on:)``) has just closed, before it
     /// learns of the close; the query then fails unsent, so it runs again on another connection, once.
     ///
-    /// The query is given up on after `timeout` (the backend's query timeout when `nil`).
+    /// The query is given up on after `timeout` (the backend's query time limit when `nil`).
     func run(_ query: PostgresQuery, within timeout: Duration? = nil) async throws -> [PostgresRow] {
         try await run { connection in self.deadlined(query, on: connection, within: timeout).map(\.rows) }
     }

@@ -162,7 +162,7 @@ struct PostgresEventStore: DurableEventStore {
             """)
     }
 
-    func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> SharedWatch {
+    func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> StoreWatch {
         listener.watchDeliveries(onAppend)
     }
 }

@@ -93,7 +93,7 @@ extension PostgresListener {
         // While a probe's failure stands, storage last passed when the probes began to fail, whatever answered since.
         let lastPassed = answers.lastAnswer.map { last in probeFailure.map { min($0.since, last) } ?? last }
         var storage = ReadinessCheck(
-            name: "shared storage", passing: true, detail: "\(connections.url) answers",
+            name: "external storage", passing: true, detail: "\(connections.url) answers",
             sincePassed: lastPassed.map { now - $0 })
         if let failure = answers.lastFailure?.error ?? probeFailure?.message {
             storage = ReadinessCheck(

@@ -17,7 +17,7 @@ internal import Synchronization
 /// ``checks()`` reports how storage stands even when no module writes.
 final class PostgresListener: Sendable {
     struct State {
-        var stateWatchers: [Int: @Sendable (SharedStateChange) -> Void] = [:]
+        var stateWatchers: [Int: @Sendable (StoredStateChange) -> Void] = [:]
         var policyWatchers: [Int: @Sendable () -> Void] = [:]
         var deliveryWatchers: [Int: @Sendable (String) -> Void] = [:]
         var nextWatcher = 0
@@ -103,33 +103,33 @@ final class PostgresListener: Sendable {
     }
 
     /// Tells `onChange` of every change of a state row, until the watch is cancelled.
-    func watchState(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch {
+    func watchState(_ onChange: @escaping @Sendable (StoredStateChange) -> Void) -> StoreWatch {
         let id = state.withLock { state in
             state.nextWatcher += 1
             state.stateWatchers[state.nextWatcher] = onChange
             return state.nextWatcher
         }
-        return SharedWatch { [weak self] in self?.state.withLock { _ = $0.stateWatchers.removeValue(forKey: id) } }
+        return StoreWatch { [weak self] in self?.state.withLock { _ = $0.stateWatchers.removeValue(forKey: id) } }
     }
 
     /// Tells `onChange` whenever a policy decision may have changed, until the watch is cancelled.
-    func watchPolicy(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch {
+    func watchPolicy(_ onChange: @escaping @Sendable () -> Void) -> StoreWatch {
         let id = state.withLock { state in
             state.nextWatcher += 1
             state.policyWatchers[state.nextWatcher] = onChange
             return state.nextWatcher
         }
-        return SharedWatch { [weak self] in self?.state.withLock { _ = $0.policyWatchers.removeValue(forKey: id) } }
+        return StoreWatch { [weak self] in self?.state.withLock { _ = $0.policyWatchers.removeValue(forKey: id) } }
     }
 
     /// Tells `onAppend` the handler's name whenever a delivery became pending, until the watch is cancelled.
-    func watchDeliveries(_ onAppend: @escaping @Sendable (String) -> Void) -> SharedWatch {
+    func watchDeliveries(_ onAppend: @escaping @Sendable (String) -> Void) -> StoreWatch {
         let id = state.withLock { state in
             state.nextWatcher += 1
             state.deliveryWatchers[state.nextWatcher] = onAppend
             return state.nextWatcher
         }
-        return SharedWatch { [weak self] in self?.state.withLock { _ = $0.deliveryWatchers.removeValue(forKey: id) } }
+        return StoreWatch { [weak self] in self?.state.withLock { _ = $0.deliveryWatchers.removeValue(forKey: id) } }
     }
 
     /// Connects and listens; the connection, or `nil` when that failed (logged).
@@ -248,7 +248,7 @@ final class PostgresListener: Sendable {
     /// otherwise wait for the next resynchronization.
     private func readChanged(_ id: String, revision: Int64) {
         Task {
-            let change: SharedStateChange
+            let change: StoredStateChange
             do {
                 if let row = try await changedRows.submit(id) {
                     change = .changed(id: id, saved: row.saved, revision: row.revision)

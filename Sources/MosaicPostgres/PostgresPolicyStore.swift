@@ -3,7 +3,7 @@ internal import MosaicKernel
 internal import PostgresNIO
 
 /// The entitlement decisions in `mosaic_policy`: one row per entitlement any instance granted or revoked.
-struct PostgresPolicyStore: SharedPolicyStore {
+struct PostgresPolicyStore: PolicyStore {
     let connections: PostgresConnections
     let listener: PostgresListener
 
@@ -32,7 +32,7 @@ struct PostgresPolicyStore: SharedPolicyStore {
             """)
     }
 
-    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch {
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> StoreWatch {
         listener.watchPolicy(onChange)
     }
 }

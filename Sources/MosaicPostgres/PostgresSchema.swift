@@ -205,7 +205,7 @@ extension PostgresConnections {
     }
 
     private func migrateSchema(on connection: PostgresConnection) async throws {
-        let long = max(queryTimeout, PostgresSchema.statementLimit)
+        let long = max(queryTimeLimit, PostgresSchema.statementLimit)
         func run(_ query: PostgresQuery, within limit: Duration? = nil) async throws -> PostgresQueryResult {
             try await deadlined(query, on: connection, within: limit).get()
         }

@@ -25,9 +25,9 @@ extension PostgresStateStore {
             SELECT id, revision FROM updated UNION ALL SELECT id, revision FROM inserted
             """
 
-        let rows: [SharedRow]
+        let rows: [StateRow]
 
-        init(_ rows: [SharedRow]) { self.rows = rows }
+        init(_ rows: [StateRow]) { self.rows = rows }
 
         func makeBindings() -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 4)

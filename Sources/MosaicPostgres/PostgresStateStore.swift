@@ -7,10 +7,10 @@ internal import PostgresNIO
 /// can use are moved to `mosaic_state_unreadable`, never overwritten.
 ///
 /// Writes of different keys that arrive together share one statement, so one commit (``GroupCommit``).
-struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
+struct PostgresStateStore: TransactionalStateStore, CustomStringConvertible {
     let connections: PostgresConnections
     let listener: PostgresListener
-    private let writes: GroupCommit<SharedRow, SharedSave>
+    private let writes: GroupCommit<StateRow, StateSave>
 
     /// At most this many rows go into one statement; more wait for the next.
     static let rowsPerCommit = 500
@@ -58,13 +58,13 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
             """)
     }
 
-    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave {
-        try await writes.submit(SharedRow(id: id, data: data, version: version, revision: revision))
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> StateSave {
+        try await writes.submit(StateRow(id: id, data: data, version: version, revision: revision))
     }
 
     /// Saves each of `rows` (of distinct keys) that is still at the revision its writer read, in one statement;
     /// the others' rows are read back as they are now.
-    static func save(_ rows: [SharedRow], on connections: PostgresConnections) async throws -> [SharedSave] {
+    static func save(_ rows: [StateRow], on connections: PostgresConnections) async throws -> [StateSave] {
         let stored = try revisions(of: await connections.run(CompareAndSet(rows)))
         let lost = rows.map(\.id).filter { stored[$0] == nil }
         let current = lost.isEmpty ? [:] : try await read(lost, on: connections)
@@ -74,8 +74,8 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
         }
     }
 
-    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
-        -> SharedCommit
+    func commit(_ rows: [StateRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
+        -> StateCommit
     {
         do {
             let revisions = try await connections.transaction { [connections] connection in
@@ -132,7 +132,7 @@ struct PostgresStateStore: SharedStatePersister, CustomStringConvertible {
             + "unless set) in \(connections.url)"
     }
 
-    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch {
+    func watch(_ onChange: @escaping @Sendable (StoredStateChange) -> Void) -> StoreWatch {
         listener.watchState(onChange)
     }
 

@@ -113,10 +113,11 @@ public struct TestHarness: Sendable {
         faults[id] = .hanging
     }
 
-    /// Runs module `id` in a process of its own, as a host that isolates it would, so that the test sees what crosses
-    /// and what a crash does. `executable` serves the test's modules: an executable target of the test's package
-    /// whose `main` calls `IsolatedModuleProcess.serveIfAsked(_:)` with a catalog of them. Overrides and injected
-    /// faults act in the test's process, not in the module's.
+    /// Runs module `id` in a process of its own, as a host that isolates it would.
+    ///
+    /// - `executable` serves the test's modules: an executable target of the test's package whose `main` calls
+    ///   `IsolatedModuleProcess.serveIfAsked(_:)` with a catalog of them.
+    /// - Overrides and injected faults act in the test's process, not in the module's.
     public mutating func isolate(_ id: ModuleID, executable: String) {
         options.isolation.modules.insert(id)
         options.isolation.executable = executable

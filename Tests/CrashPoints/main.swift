@@ -166,7 +166,7 @@ options.durableEvents = DurableEventOptions(claimLease: .seconds(5), pollInterva
 let database: PostgresBackend?
 if run.store.hasPrefix("postgres:") {
     database = try await PostgresBackend.connect(url: String(run.store.dropFirst("postgres:".count)))
-    options.sharedStorage = database?.storage
+    options.externalStorage = database?.storage
 } else {
     database = nil
     options.stateDirectory = String(run.store.dropFirst("sqlite:".count))

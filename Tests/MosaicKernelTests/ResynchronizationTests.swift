@@ -6,9 +6,9 @@ import Testing
 
 @testable import MosaicKernel
 
-/// Shared storage in memory that counts its reads and, while the test holds it, keeps each batch read waiting.
-final class CountingSharedStore: SharedStatePersister {
-    let rows = SilentSharedStore()
+/// External storage in memory that counts its reads and, while the test holds it, keeps each batch read waiting.
+final class CountingStateStore: TransactionalStateStore {
+    let rows = SilentStateStore()
     /// How many keys each batch read asked for, in order; and how many single reads there were.
     let batches = Locked<[Int]>([])
     let singles = Locked(0)
@@ -35,12 +35,12 @@ final class CountingSharedStore: SharedStatePersister {
 
     func load(_ id: String) async throws -> SavedState? { try await loadRevision(id)?.saved }
     func save(_ data: Data, version: Int, for id: String) throws { try rows.save(data, version: version, for: id) }
-    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave {
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> StateSave {
         try rows.save(data, version: version, for: id, replacing: revision)
     }
     func park(_ id: String, reason: String) throws -> String { "nowhere" }
-    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch { SharedWatch {} }
-    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) throws -> SharedCommit {
+    func watch(_ onChange: @escaping @Sendable (StoredStateChange) -> Void) -> StoreWatch { StoreWatch {} }
+    func commit(_ rows: [StateRow], events: [OutboxEvent], completing: DeliveryCompletion?) throws -> StateCommit {
         try self.rows.commit(rows, events: events, completing: completing)
     }
 
@@ -58,8 +58,8 @@ final class CountingSharedStore: SharedStatePersister {
 
 struct ResynchronizationTests {
     /// A hub on `store` holding 1,001 shared keys, each loaded.
-    static func hub(on store: CountingSharedStore) async -> (StateHub, [StateKey<Int>]) {
-        let hub = StateHub(shared: store, clock: KernelClock(ManualClock()))
+    static func hub(on store: CountingStateStore) async -> (StateHub, [StateKey<Int>]) {
+        let hub = StateHub(transactional: store, clock: KernelClock(ManualClock()))
         let keys = (0..<1_001).map { StateKey("test.key-\($0)", initial: 0, persistence: .database) }
         for key in keys { await hub.load(key) }
         store.singles.withLock { $0 = 0 }
@@ -68,7 +68,7 @@ struct ResynchronizationTests {
 
     @Test("a resynchronization reads the keys held in batches of 500, one query each, and takes the newer rows")
     func batches() async throws {
-        let store = CountingSharedStore()
+        let store = CountingStateStore()
         let (hub, keys) = await Self.hub(on: store)
         store.rows.change("test.key-7", to: "7")
         store.rows.change("test.key-1000", to: "1000")
@@ -82,7 +82,7 @@ struct ResynchronizationTests {
 
     @Test("a resynchronization asked for while one runs waits for it: one pass at a time, and one more after it")
     func onePassAtATime() async throws {
-        let store = CountingSharedStore()
+        let store = CountingStateStore()
         let (hub, keys) = await Self.hub(on: store)
         store.hold()
         let first = Task { await hub.resynchronize() }

@@ -9,12 +9,12 @@ import Testing
 /// The outbox in memory, whose claims, lists and resubmits the test stalls (a database that stopped answering)
 /// until it lets them go.
 final class StallingOutbox: DurableEventStore {
-    let store: MemoryDurableStore
+    let store: MemoryEventStore
     private let gate = Locked<Gate?>(nil)
     /// How many calls have reached the outbox while it was stalled.
     let stalledCalls = Locked(0)
 
-    init(clock: ManualClock) { store = MemoryDurableStore(clock: KernelClock(clock)) }
+    init(clock: ManualClock) { store = MemoryEventStore(clock: KernelClock(clock)) }
 
     func subscribe(_ subscriber: String, module: ModuleID, to type: String) async throws {
         store.subscribe(subscriber, module: module, to: type)
@@ -49,7 +49,7 @@ final class StallingOutbox: DurableEventStore {
     func abandon(subscriber: String, reason: String) async throws {
         store.abandon(subscriber: subscriber, reason: reason)
     }
-    func watch(_ onAppend: @escaping @Sendable (_ subscriber: String) -> Void) -> SharedWatch {
+    func watch(_ onAppend: @escaping @Sendable (_ subscriber: String) -> Void) -> StoreWatch {
         store.watch(onAppend)
     }
 
@@ -81,8 +81,8 @@ final class StallingOutbox: DurableEventStore {
         var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
         // No poll falls due during the test: only the storage calls' timers are within 5 s.
         options.durableEvents = DurableEventOptions(handlerTimeLimit: .seconds(5), pollInterval: .seconds(3_600))
-        options.sharedStorage = SharedStorage(
-            state: SilentSharedStore(), policy: FlakyPolicyStore(), events: outbox,
+        options.externalStorage = ExternalStorage(
+            state: SilentStateStore(), policy: FlakyPolicyStore(), events: outbox,
             description: "an outbox that stalls when the test says")
         let contexts = Contexts()
         let kernel = makeKernel([eventModule("com.app.mail", contexts: contexts)], options: options)
@@ -103,9 +103,9 @@ final class StallingOutbox: DurableEventStore {
 
         clock.advance(by: .seconds(5))
         let listed = await #expect(throws: KernelError.self) { try await list.value }
-        #expect(listed?.code == .sharedStorageUnavailable)
+        #expect(listed?.code == .storageUnavailable)
         let resubmitted = await #expect(throws: KernelError.self) { try await resubmit.value }
-        #expect(resubmitted?.code == .sharedStorageUnavailable)
+        #expect(resubmitted?.code == .storageUnavailable)
         outbox.letGo()
     }
 }

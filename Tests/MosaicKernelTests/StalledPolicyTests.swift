@@ -7,7 +7,7 @@ import Testing
 
 /// Entitlement decisions shared in memory, which the test stalls (a database whose backends are stopped: calls
 /// reach it and never answer) until it lets them go.
-final class StallingPolicyStore: SharedPolicyStore {
+final class StallingPolicyStore: PolicyStore {
     private let decided = Locked<[Entitlement: Bool]>([:])
     private let gate = Locked<Gate?>(nil)
     /// How many calls have reached the storage while it was stalled.
@@ -24,9 +24,9 @@ final class StallingPolicyStore: SharedPolicyStore {
         decided.withLock { $0[entitlement] = granted }
     }
 
-    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch {
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> StoreWatch {
         watchers.withLock { $0.append(onChange) }
-        return SharedWatch {}
+        return StoreWatch {}
     }
 
     /// Tells every watch that a decision changed, as another instance's change would.
@@ -59,8 +59,8 @@ final class StallingPolicyStore: SharedPolicyStore {
     static func boot(sharing store: StallingPolicyStore, clock: ManualClock) async throws -> Kernel {
         try await store.decide("sports", granted: true)
         var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
-        options.sharedStorage = SharedStorage(
-            state: SilentSharedStore(), policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+        options.externalStorage = ExternalStorage(
+            state: SilentStateStore(), policy: store, events: MemoryEventStore(clock: KernelClock(clock)),
             description: "storage that stalls when the test says")
         let kernel = makeKernel(
             [
@@ -99,7 +99,7 @@ final class StallingPolicyStore: SharedPolicyStore {
         clock.advance(by: .seconds(5))
         for call in [revoke, grant] {
             let error = await #expect(throws: KernelError.self) { try await call.value }
-            #expect(error?.code == .sharedStorageUnavailable, "\(String(describing: error))")
+            #expect(error?.code == .storageUnavailable, "\(String(describing: error))")
             #expect(error?.message.contains("KernelOptions.storageTimeLimit") == true)
         }
         #expect(await kernel.state(of: "com.app.sports") == .active, "the revoke that failed changed nothing")
@@ -121,7 +121,7 @@ final class StallingPolicyStore: SharedPolicyStore {
         #expect(await kernel.state(of: "com.app.sports") == .deactivated)
         clock.advance(by: .seconds(5))
         let error = await #expect(throws: KernelError.self) { try await revoke.value }
-        #expect(error?.code == .sharedStorageUnavailable)
+        #expect(error?.code == .storageUnavailable)
         store.letGo()
     }
 
@@ -137,10 +137,10 @@ final class StallingPolicyStore: SharedPolicyStore {
         let decision = try await kernel.share("sports", granted: true)
         #expect(await kernel.apply(decision))
         // A read that started before the grant was recorded, and found it revoked, answers after it was applied.
-        let stale = SharedPolicyRead(decisions: ["sports": false], number: decision.number - 1)
+        let stale = StoredPolicyRead(decisions: ["sports": false], number: decision.number - 1)
         #expect(await kernel.policy(after: stale)?.grants("sports") == true, "the grant recorded later is kept")
         // A read that started after the grant was recorded decides, whatever it finds.
-        let later = SharedPolicyRead(decisions: ["sports": false], number: decision.number + 100)
+        let later = StoredPolicyRead(decisions: ["sports": false], number: decision.number + 100)
         #expect(await kernel.policy(after: later)?.grants("sports") == false)
         await kernel.shutdown()
     }
@@ -153,8 +153,8 @@ final class StallingPolicyStore: SharedPolicyStore {
         let store = StallingPolicyStore()
         try await store.decide("sports", granted: true)
         var options = KernelOptions(clock: clock)
-        options.sharedStorage = SharedStorage(
-            state: SilentSharedStore(), policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+        options.externalStorage = ExternalStorage(
+            state: SilentStateStore(), policy: store, events: MemoryEventStore(clock: KernelClock(clock)),
             description: "the test's storage")
         let log = EventLog()
         let activating = Gate()

@@ -6,9 +6,9 @@ import Testing
 
 @testable import MosaicKernel
 
-/// A persister whose saves (and, with `holdsLoads`, loads) wait until the test lets them go, announcing each one
+/// A store whose saves (and, with `holdsLoads`, loads) wait until the test lets them go, announcing each one
 /// as it starts: a storage that does not answer, for as long as the test wants.
-final class HeldPersister: StatePersister {
+final class HeldStateStore: SavedStateStore {
     let started = AsyncStream.makeStream(of: String.self)
     private let holdsLoads: Bool
     private let gate = Gate()
@@ -43,17 +43,17 @@ final class HeldPersister: StatePersister {
 @Suite(.timeLimit(.minutes(1))) struct StateHubTests {
     @Test("a write's disk I/O does not block readers and writers of other keys, nor readers of its own key")
     func ioOutsideTheReadLock() async throws {
-        let persister = HeldPersister()
-        let hub = StateHub(persister: persister)
+        let store = HeldStateStore()
+        let hub = StateHub(store: store)
         let saved = StateKey("com.app.saved", initial: 0, persistence: .database)
         let writing = Task.detached { try await hub.write(saved, as: StateHub.host) { $0 = 1 } }
-        for await id in persister.started.stream where id == "com.app.saved" { break }
+        for await id in store.started.stream where id == "com.app.saved" { break }
         // The save is under way and held: none of these may wait for it.
         #expect(hub.read(.counter) == 0)
         try await hub.write(.counter, as: StateHub.host) { $0 = 5 }
         #expect(hub.read(.counter) == 5)
         #expect(hub.read(saved) == 0, "the value is published once it is saved")
-        persister.letGo()
+        store.letGo()
         try await writing.value
         #expect(hub.read(saved) == 1)
     }
@@ -90,10 +90,10 @@ final class HeldPersister: StatePersister {
     }
 
     @Test("a write to a database another connection holds locked waits for the lock, then succeeds")
-    func busyTimeout() async throws {
+    func busyTimeLimit() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        // The write announces that it met the lock, then waits (as SQLite's busy timeout does) until the test lets
+        // The write announces that it met the lock, then waits (as SQLite's busy time limit does) until the test lets
         // the lock go: no time passes in the test, and the write cannot finish while the lock is held.
         let (busy, announce) = AsyncStream.makeStream(of: Void.self)
         let lockReleased = DispatchSemaphore(value: 0)
@@ -104,7 +104,8 @@ final class HeldPersister: StatePersister {
                 lockReleased.wait()
                 return true
             }, clock: KernelClock(ContinuousClock()))
-        let impatient = EmbeddedStorage(directory: directory, busyTimeout: .zero, clock: KernelClock(ContinuousClock()))
+        let impatient = EmbeddedStorage(
+            directory: directory, busyTimeLimit: .zero, clock: KernelClock(ContinuousClock()))
         // Opened (the tables made) before the lock is taken: only the saves below meet it.
         try await database.open()
         try await impatient.open()
@@ -112,7 +113,7 @@ final class HeldPersister: StatePersister {
         holding.allowsUnsafeTransactions = true  // the lock stays held between the two accesses below
         let holder = try DatabaseQueue(path: directory + "/state.sqlite", configuration: holding)
         try holder.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
-        // Without waiting, a write fails at once: what a busy timeout of zero shows, and what happened before.
+        // Without waiting, a write fails at once: what a busy time limit of zero shows, and what happened before.
         await #expect(throws: (any Error).self) {
             try await impatient.save(Data("1".utf8), version: 1, for: "com.app.count")
         }

@@ -7,8 +7,8 @@ import Testing
 
 @testable import MosaicKernel
 
-/// Shared storage whose saves never answer until the test lets them go (loads answer at once: nothing is saved).
-final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
+/// External storage whose saves never answer until the test lets them go (loads answer at once: nothing is saved).
+final class UnansweringStore: TransactionalStateStore, PolicyStore {
     var servesSeveralInstances: Bool { true }
     /// How many saves have started.
     let started = Locked(0)
@@ -21,15 +21,15 @@ final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
     func load(_ id: String) async throws -> SavedState? { nil }
     func save(_ data: Data, version: Int, for id: String) async throws {}
     func park(_ id: String, reason: String) async throws -> String { "nowhere" }
-    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch { SharedWatch {} }
-    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
-        -> SharedCommit
+    func watch(_ onChange: @escaping @Sendable (StoredStateChange) -> Void) -> StoreWatch { StoreWatch {} }
+    func commit(_ rows: [StateRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
+        -> StateCommit
     {
         for row in rows { _ = try await save(row.data, version: row.version, for: row.id, replacing: row.revision) }
         return .committed([:])
     }
 
-    func save(_ data: Data, version: Int, for id: String, replacing: Int64?) async throws -> SharedSave {
+    func save(_ data: Data, version: Int, for id: String, replacing: Int64?) async throws -> StateSave {
         started.withLock { $0 += 1 }
         await gate.wait()
         stored.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
@@ -38,7 +38,7 @@ final class UnansweringStore: SharedStatePersister, SharedPolicyStore {
 
     func decisions() async throws -> [Entitlement: Bool] { [:] }
     func decide(_ entitlement: Entitlement, granted: Bool) async throws {}
-    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch { SharedWatch {} }
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> StoreWatch { StoreWatch {} }
 
     /// Answers every save held, and every later one at once.
     func letGo() { gate.open() }
@@ -65,8 +65,8 @@ func eventually(_ condition: () -> Bool) async {
     /// A booted kernel with the note module, keeping persisted state in `store`, with a 5 s storage time limit.
     static func boot(on store: UnansweringStore, clock: ManualClock) async throws -> Kernel {
         var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
-        options.sharedStorage = SharedStorage(
-            state: store, policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+        options.externalStorage = ExternalStorage(
+            state: store, policy: store, events: MemoryEventStore(clock: KernelClock(clock)),
             description: "storage that answers when the test says")
         let kernel = makeKernel([noteModule], options: options)
         try await kernel.boot()
@@ -146,7 +146,7 @@ func eventually(_ condition: () -> Bool) async {
         let kernel = makeKernel(
             [],
             options: KernelOptions(
-                stateDirectory: directory, stateDatabaseBusyTimeout: .seconds(60),
+                stateDirectory: directory, stateDatabaseBusyTimeLimit: .seconds(60),
                 storageTimeLimit: .seconds(5), clock: clock))
         try await kernel.boot()
         try await kernel.sharedState.set(.storedPreferences, to: Preferences(city: "Oslo", units: "metric"))

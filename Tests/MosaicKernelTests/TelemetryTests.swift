@@ -25,7 +25,7 @@ private func ghost(tracer: InMemoryTracer, metrics: TestMetrics, extra: [any Mod
     harness.options.activationTimeLimit = .seconds(600)
     harness.options.pendingDeeplinkTimeLimit = .seconds(600)
     harness.options.storageTimeLimit = .seconds(600)
-    harness.options.stateDatabaseBusyTimeout = .seconds(600)
+    harness.options.stateDatabaseBusyTimeLimit = .seconds(600)
     return harness
 }
 

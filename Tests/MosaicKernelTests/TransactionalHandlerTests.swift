@@ -285,7 +285,7 @@ func countingModule(_ id: ModuleID, entitlements: Set<Entitlement> = [], context
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var options = KernelOptions(
-            stateDirectory: directory, stateDatabaseBusyTimeout: .seconds(30), storageTimeLimit: .seconds(1),
+            stateDirectory: directory, stateDatabaseBusyTimeLimit: .seconds(30), storageTimeLimit: .seconds(1),
             clock: clock)
         // No poll for due deliveries (with its claim's time limit) falls due within the commit's second.
         options.durableEvents.pollInterval = .seconds(3_600)

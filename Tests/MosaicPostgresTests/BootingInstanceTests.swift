@@ -33,7 +33,7 @@ struct PostgresBootingInstanceTests {
         let a = try await Instance.boot(url)
         let database = try await PostgresBackend.connect(url: url, heartbeat: .milliseconds(200))
         var options = KernelOptions()
-        options.sharedStorage = database.storage
+        options.externalStorage = database.storage
         let b = Kernel(
             modules: [WeatherModule.self, SlowStartModule.self], host: HostEnvironment(version: "1.0.0"),
             entitlements: .granted(["weather"]), options: options)
@@ -45,7 +45,7 @@ struct PostgresBootingInstanceTests {
         // Each heartbeat wakes the test to look: b hears of the revoke while its boot still runs.
         var pending: ReadinessCheck?
         for await _ in database.listener.events.stream {
-            pending = await b.readinessChecks().first { $0.name == "shared policy" && !$0.passing }
+            pending = await b.readinessChecks().first { $0.name == "stored policy" && !$0.passing }
             if pending != nil { break }
         }
         #expect(pending?.detail.contains("not enforced yet") == true, "\(String(describing: pending))")

@@ -65,7 +65,7 @@ struct DurableInstance {
     ) async throws -> DurableInstance {
         let database = try await PostgresBackend.connect(url: url)
         var options = KernelOptions()
-        options.sharedStorage = database.storage
+        options.externalStorage = database.storage
         options.durableEvents = durable
         let shop = Locked<ActivationContext?>(nil)
         var factories = [

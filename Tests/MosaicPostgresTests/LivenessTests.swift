@@ -123,19 +123,19 @@ struct PostgresLivenessTests {
             "CREATE TRIGGER refuse_writes BEFORE INSERT OR UPDATE ON mosaic_instance FOR EACH ROW "
                 + "EXECUTE FUNCTION refuse_writes()", in: name)
         #expect(await listener.probe() == false)
-        let refused = try #require(listener.checks().first { $0.name == "shared storage" })
+        let refused = try #require(listener.checks().first { $0.name == "external storage" })
         #expect(!refused.passing && refused.detail.contains("25006"), "\(refused.detail)")
         // A standby still answers reads: one that succeeds does not make storage pass while writes fail, nor does the
         // admin page say storage passed when it answered.
         let read = ContinuousClock.now
         _ = try await database.connections.run("SELECT 1")
         let checked = ContinuousClock.now
-        let failing = try #require(listener.checks().first { $0.name == "shared storage" })
+        let failing = try #require(listener.checks().first { $0.name == "external storage" })
         #expect(failing.passing == false)
         #expect(checked - (failing.sincePassed ?? .zero) < read, "it last passed before the read, not at it")
         try await server.execute("DROP TRIGGER refuse_writes ON mosaic_instance", in: name)
         #expect(await listener.probe())
-        #expect(try #require(listener.checks().first { $0.name == "shared storage" }).passing)
+        #expect(try #require(listener.checks().first { $0.name == "external storage" }).passing)
         await database.close()
     }
 
@@ -167,7 +167,7 @@ struct PostgresLivenessTests {
         let database = try await PostgresBackend.connect(url: url, heartbeat: .milliseconds(200))
         let logger = database.connections.logger
         try await server.execute("INSERT INTO mosaic_state (id, value, version) VALUES ('k', '\"a\"', 1)", in: name)
-        let changes = Locked<[SharedStateChange]>([])
+        let changes = Locked<[StoredStateChange]>([])
         let watch = database.listener.watchState { change in changes.withLock { $0.append(change) } }
         var events = database.listener.events.stream.makeAsyncIterator()
 
@@ -212,9 +212,9 @@ struct PostgresLivenessTests {
         let server = try TestServer.running()
         let url = try await server.makeDatabase()
         // A short query limit: a policy read caught by the pause fails soon, and is read again.
-        let b = try await Instance.boot(url, heartbeat: .milliseconds(200), queryTimeout: .seconds(1))
+        let b = try await Instance.boot(url, heartbeat: .milliseconds(200), queryTimeLimit: .seconds(1))
         let checks = await b.kernel.readinessChecks()
-        #expect(checks.map(\.name) == ["shared storage", "change feed", "shared policy"])
+        #expect(checks.map(\.name) == ["external storage", "change feed", "stored policy"])
         #expect(checks.allSatisfy { $0.passing }, "\(checks)")
 
         let paused = try server.pause()
@@ -222,7 +222,7 @@ struct PostgresLivenessTests {
         while await b.database.listener.probe() {}
         let during = await b.kernel.readinessChecks()
         server.resume(paused)
-        let storage = during.first { $0.name == "shared storage" }
+        let storage = during.first { $0.name == "external storage" }
         #expect(storage?.passing == false)
         #expect(storage?.detail.contains("Check that the server runs and is reachable") == true)
 

@@ -62,7 +62,7 @@ struct PostgresTimeoutTests {
         let clock = ManualClock()
         // No heartbeat and no pruning during the test: their queries' limits would sleep on the clock too.
         let backend = try await PostgresBackend.connect(
-            url: url, queryTimeout: .milliseconds(300), heartbeat: .seconds(3_600), prunes: false,
+            url: url, queryTimeLimit: .milliseconds(300), heartbeat: .seconds(3_600), prunes: false,
             timer: clock.queryTimer, logger: Logger(label: "test"))
         // A server that does not answer, as a dropped connection would look: the query sleeps far past the limit.
         let hanging = Task { try await backend.connections.run("SELECT pg_sleep(30)") }
@@ -98,7 +98,7 @@ extension PostgresTimeoutTests {
         }
         let connecting = Task {
             try await PostgresBackend.connect(
-                url: url, queryTimeout: .milliseconds(300), heartbeat: .seconds(3_600), prunes: false, timer: timer,
+                url: url, queryTimeLimit: .milliseconds(300), heartbeat: .seconds(3_600), prunes: false, timer: timer,
                 logger: logger)
         }
         // The first long limit is the lock's, armed as its statement is sent: the migration now waits on the lock.

@@ -24,7 +24,7 @@ struct PostgresRetentionTests {
         let server = try TestServer.running()
         let url = try await server.makeDatabase()
         let backend = try await PostgresBackend.connect(
-            url: url, queryTimeout: .seconds(30), prunes: false, timer: PostgresConnections.eventLoopTimer,
+            url: url, queryTimeLimit: .seconds(30), prunes: false, timer: PostgresConnections.eventLoopTimer,
             logger: Logger(label: "test"))
         let old = "now() - interval '2 days'"
         try await Self.run(
@@ -70,7 +70,7 @@ struct PostgresRetentionTests {
         let server = try TestServer.running()
         let url = try await server.makeDatabase()
         let backend = try await PostgresBackend.connect(
-            url: url, queryTimeout: .seconds(30), prunes: false, timer: PostgresConnections.eventLoopTimer,
+            url: url, queryTimeLimit: .seconds(30), prunes: false, timer: PostgresConnections.eventLoopTimer,
             logger: Logger(label: "test"))
         let other = try await backend.connections.connect().get()
         _ = try await other.query(
@@ -94,7 +94,7 @@ struct PostgresRetentionTests {
         let server = try TestServer.running()
         let url = try await server.makeDatabase()
         let backend = try await PostgresBackend.connect(
-            url: url, queryTimeout: .seconds(30), prunes: false, timer: PostgresConnections.eventLoopTimer,
+            url: url, queryTimeLimit: .seconds(30), prunes: false, timer: PostgresConnections.eventLoopTimer,
             logger: Logger(label: "test"))
         let ids = (1...5).map { "'00000000-0000-0000-0000-00000000000\($0)'" }
         try await Self.run(

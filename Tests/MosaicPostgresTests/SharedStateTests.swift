@@ -142,10 +142,10 @@ struct PostgresSharedStateTests {
         }
         let outcomes = try await PostgresStateStore.save(
             [
-                SharedRow(id: "kept", data: json("changed"), version: 1, revision: kept),
-                SharedRow(id: "new", data: json("new"), version: 2, revision: nil),
-                SharedRow(id: "stale", data: json("lost"), version: 1, revision: stale),
-                SharedRow(id: "taken", data: json("second"), version: 1, revision: nil),
+                StateRow(id: "kept", data: json("changed"), version: 1, revision: kept),
+                StateRow(id: "new", data: json("new"), version: 2, revision: nil),
+                StateRow(id: "stale", data: json("lost"), version: 1, revision: stale),
+                StateRow(id: "taken", data: json("second"), version: 1, revision: nil),
             ], on: database.connections)
         #expect(outcomes.count == 4)
         guard case .saved = outcomes[0], case .saved = outcomes[1] else {

@@ -28,7 +28,7 @@ struct PostgresStalledDatabaseTests {
         let database = try await PostgresBackend.connect(url: url)
         let clock = ManualClock()
         var options = KernelOptions(storageTimeLimit: .seconds(5), clock: clock)
-        options.sharedStorage = database.storage
+        options.externalStorage = database.storage
         let kernel = Kernel(
             modules: [WeatherModule.self, ScoresModule.self], host: HostEnvironment(version: "1.0.0"),
             entitlements: .granted(["weather"]), options: options)
@@ -46,7 +46,7 @@ struct PostgresStalledDatabaseTests {
         clock.advance(by: .seconds(5))
         for call in [revoke, grant] {
             let error = await #expect(throws: KernelError.self) { try await call.value }
-            #expect(error?.code == .sharedStorageUnavailable, "\(String(describing: error))")
+            #expect(error?.code == .storageUnavailable, "\(String(describing: error))")
         }
         #expect(await kernel.state(of: "com.test.weather") == .active, "a revoke that failed changes nothing here")
 
@@ -71,7 +71,7 @@ struct PostgresStalledDatabaseTests {
             return PostgresConnections.eventLoopTimer(loop, timeout, expire)
         }
         let database = try await PostgresBackend.connect(
-            url: url, queryTimeout: .seconds(30), prunes: false, timer: timer, logger: Logger(label: "test"))
+            url: url, queryTimeLimit: .seconds(30), prunes: false, timer: timer, logger: Logger(label: "test"))
         let paused = try server.pause()
         await database.close(within: .milliseconds(100))
         server.resume(paused)

@@ -53,11 +53,12 @@ struct SignallingLogHandler: LogHandler {
 // The time limit guards against a hang only: a connection the server never gives up on would be waited on forever.
 @Suite("Web server, as deployed", .timeLimit(.minutes(1)))
 struct AsDeployedTests {
-    @Test("a live stream whose client stops reading is closed after the idle timeout, and the server says so")
+    @Test("a live stream whose client stops reading is closed after the idle time limit, and the server says so")
     func stalledWrite() async throws {
         let (messages, log) = AsyncStream.makeStream(of: String.self)
         let logger = Logger(label: "test.server") { _ in SignallingLogHandler(messages: log) }
-        let (app, web) = try await ghostWeb([LargeWidgetModule.self], options: WebHostOptions(idleTimeout: .seconds(1)))
+        let (app, web) = try await ghostWeb(
+            [LargeWidgetModule.self], options: WebHostOptions(idleTimeLimit: .seconds(1)))
         try await withServer(web, logger: logger) { port, _ in
             try await RawHTTP.connect(port: port).executeThenClose { inbound, outbound in
                 try await outbound.write(
@@ -97,7 +98,7 @@ struct AsDeployedTests {
 
     @Test("a client that reads a large response at once takes all of it")
     func largeResponse() async throws {
-        let (app, web) = try await ghostWeb([LargeBodyModule.self], options: WebHostOptions(idleTimeout: .seconds(1)))
+        let (app, web) = try await ghostWeb([LargeBodyModule.self], options: WebHostOptions(idleTimeLimit: .seconds(1)))
         try await withServer(web) { port, _ in
             let response = try await RawHTTP.get(port: port, "/api/large")
             #expect(response.hasPrefix("HTTP/1.1 200"))
@@ -108,7 +109,7 @@ struct AsDeployedTests {
 
     @Test("the admin port has the public port's defences, with places of its own")
     func adminDefences() async throws {
-        let options = WebHostOptions(idleTimeout: .seconds(60), maximumConnectionsPerClient: 1)
+        let options = WebHostOptions(idleTimeLimit: .seconds(60), maximumConnectionsPerClient: 1)
         let (app, web) = try await ghostWeb(options: options)
         let (adminPorts, announceAdmin) = AsyncStream.makeStream(of: Int.self)
         let group = WebServer.serviceGroup(

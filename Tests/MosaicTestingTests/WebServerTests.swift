@@ -128,10 +128,10 @@ struct WebServerTests {
         }
     }
 
-    @Test("a slowloris connection is closed after the idle timeout, while other requests are answered")
+    @Test("a slowloris connection is closed after the idle time limit, while other requests are answered")
     func slowloris() async throws {
         // Long enough that a loaded machine sends the first bytes and the other request within it.
-        let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeout: .seconds(1)))
+        let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeLimit: .seconds(1)))
         try await withServer(web) { port, _ in
             let slow = try await RawHTTP.connect(port: port)
             try await slow.executeThenClose { inbound, outbound in
@@ -147,8 +147,8 @@ struct WebServerTests {
 
     @Test("over the connection limit a client is answered 503 at once, and served once a connection closes")
     func connectionLimit() async throws {
-        // The idle timeout is long: only the client's close of the first connection frees the one place.
-        let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeout: .seconds(60), maximumConnections: 1))
+        // The idle time limit is long: only the client's close of the first connection frees the one place.
+        let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeLimit: .seconds(60), maximumConnections: 1))
         try await withServer(web) { port, _ in
             let refused = try await RawHTTP.holding(port: port) {
                 try await RawHTTP.get(port: port, "/dashboard", from: "127.0.0.2")
@@ -165,7 +165,7 @@ struct WebServerTests {
 
     @Test("one client address holds at most maximumConnectionsPerClient connections; other clients are still served")
     func connectionLimitPerClient() async throws {
-        let options = WebHostOptions(idleTimeout: .seconds(60), maximumConnectionsPerClient: 1)
+        let options = WebHostOptions(idleTimeLimit: .seconds(60), maximumConnectionsPerClient: 1)
         let (_, web) = try await ghostWeb(options: options)
         try await withServer(web) { port, _ in
             let (same, other) = try await RawHTTP.holding(port: port) {
@@ -248,7 +248,7 @@ struct WebServerLimitTests {
     @Test("a GET announcing a body is answered 400 at once and closed, without waiting for the body")
     func bodyOnGet() async throws {
         // The idle limit is long: only the refusal can end the exchange soon; before it, the server waited on.
-        let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeout: .seconds(600)))
+        let (_, web) = try await ghostWeb(options: WebHostOptions(idleTimeLimit: .seconds(600)))
         let answer = try await withServer(web) { port, _ in
             try await RawHTTP.exchange(
                 port: port, "GET /dashboard HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000000000\r\n\r\nx")
@@ -262,7 +262,7 @@ struct WebServerLimitTests {
     func slowBody() async throws {
         // Ten bytes of a thousand, then nothing: below 240 bytes/s once the (short) grace period is over. The idle
         // limit is long, so only the rate check can end the exchange.
-        let options = WebHostOptions(idleTimeout: .seconds(600), bodyGracePeriod: .milliseconds(100))
+        let options = WebHostOptions(idleTimeLimit: .seconds(600), bodyGracePeriod: .milliseconds(100))
         let (_, web) = try await ghostWeb(options: options)
         let answer = try await withServer(web) { port, _ in
             try await RawHTTP.exchange(

@@ -38,7 +38,7 @@ struct DurableBenchInstance {
         quiet.logLevel = .critical
         let backend = try await PostgresBackend.connect(url: url, logger: quiet)
         var options = KernelOptions()
-        options.sharedStorage = backend.storage
+        options.externalStorage = backend.storage
         // A claim left by a killed instance lapses after 3 s (the crash demonstration waits that long once).
         options.durableEvents = DurableEventOptions(
             handlerTimeLimit: .seconds(1), claimLease: .seconds(3), batchSize: 64)
@@ -131,7 +131,7 @@ func runDurableBenchmark(url: String, events: Int = 10_000, rounds: Int = 500, f
             instances.append(try await DurableBenchInstance.boot(url, handler: name) { arrivals.arrived($0.event) })
         }
         try await instances[0].kernel.revoke("mail")
-        // Every instance applies the revoke (through the shared policy) before the events go out.
+        // Every instance applies the revoke (through the stored policy) before the events go out.
         for instance in instances {
             while await instance.kernel.state(of: "bench.mail") == .active {
                 try await Task.sleep(for: .milliseconds(1))

@@ -18,7 +18,7 @@ func runPropagationBenchmark(url: String, rounds: Int = 500) async throws {
     let b = try await PostgresBackend.connect(url: url, logger: quiet)
     func kernel(_ backend: PostgresBackend) async throws -> Kernel {
         var options = KernelOptions()
-        options.sharedStorage = backend.storage
+        options.externalStorage = backend.storage
         let kernel = Kernel(modules: [], host: HostEnvironment(version: "1.0.0"), options: options, logger: quiet)
         try await kernel.boot()
         return kernel

@@ -36,16 +36,16 @@ func runStateBenchmark(rounds: Int = 50) async throws {
 
 /// Writes per second of persisted keys: one writer (each write waits for its commit, the floor), and 16 writers at
 /// once on 16 distinct keys (writes of different keys do not wait for each other), `writes` in all; in SQLite under
-/// a temporary state directory, or in the shared storage given.
+/// a temporary state directory, or in the external storage given.
 func runStateWriteBenchmark(
-    title: String, sharedStorage: SharedStorage? = nil, writes: Int = 2_000
+    title: String, externalStorage: ExternalStorage? = nil, writes: Int = 2_000
 ) async throws {
     var quiet = Logger(label: "bench")
     quiet.logLevel = .critical
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosaic-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
     var options = KernelOptions(stateDirectory: directory.path)
-    options.sharedStorage = sharedStorage
+    options.externalStorage = externalStorage
     let kernel = Kernel(
         catalog: ModuleCatalog(), host: HostEnvironment(version: "1.0.0"), options: options, logger: quiet)
     try await kernel.boot()

@@ -50,7 +50,7 @@ private func drainRate(_ url: String?, round: String, count: Int, inTransaction:
     options.durableEvents = DurableEventOptions(batchSize: 64)
     let backend: PostgresBackend? =
         if let url { try await PostgresBackend.connect(url: url, logger: quiet) } else { nil }
-    if let backend { options.sharedStorage = backend.storage } else { options.stateDirectory = directory }
+    if let backend { options.externalStorage = backend.storage } else { options.stateDirectory = directory }
     let key = StateKey<Int>.handledCount(round)
     let shop = Mutex<ActivationContext?>(nil)
     var catalog = ModuleCatalog()

@@ -102,7 +102,7 @@ if CommandLine.arguments.dropFirst().first == "scaling" {
     let fixedRate = CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3]) : nil
     try await runDurableBenchmark(url: CommandLine.arguments[2], fixedRate: fixedRate)
     let backend = try await PostgresBackend.connect(url: CommandLine.arguments[2])
-    try await runStateWriteBenchmark(title: "PostgreSQL", sharedStorage: backend.storage)
+    try await runStateWriteBenchmark(title: "PostgreSQL", externalStorage: backend.storage)
     await backend.close()
 } else if CommandLine.arguments.dropFirst().first == "durable-tx" {
     try await runTransactionalBenchmark(postgres: CommandLine.arguments.count > 2 ? CommandLine.arguments[2] : nil)

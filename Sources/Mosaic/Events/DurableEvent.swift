@@ -61,7 +61,7 @@ public struct DurableEnvelope<Event: DurableEvent>: Sendable {
 
 extension Events {
     /// Puts `event` into the outbox for every durable handler of its type, then hands it to this instance's
-    /// subscribers; returns once it is stored (with shared storage, committed). Publishes made at the same time
+    /// subscribers; returns once it is stored (with external storage, committed). Publishes made at the same time
     /// share one commit.
     ///
     /// - Throws: ``EventError``: ``EventError/Code/inactive`` when the module is not active,

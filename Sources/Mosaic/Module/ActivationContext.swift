@@ -4,7 +4,7 @@ internal import Synchronization
 /// What the kernel hands a module when it activates.
 ///
 /// A context is copied into every closure that serves the module (its job, handlers, participants, tasks), so it
-/// keeps its fields in one shared storage object: a copy is one reference, not a dozen.
+/// keeps its fields in one external storage object: a copy is one reference, not a dozen.
 public struct ActivationContext: Sendable {
     /// What every context of one kernel shares, made once: each context holds one reference to it instead of a
     /// copy of the host (whose copy retained ten references).

@@ -1,6 +1,7 @@
-/// Everything a module declares before it runs: its declarations, which the kernel validates with every other
-/// module's before any runs. What the kernel grants on them goes into the module's ledger once it starts,
-/// and deactivation withdraws all of it.
+/// Collects everything a module declares before it runs.
+///
+/// - The kernel validates the declarations with every other module's before any module runs.
+/// - What the kernel grants on them goes into the module's ledger once it starts; deactivation withdraws all of it.
 public struct ModuleRegistrar: Sendable {
     /// The services the module provides and uses.
     public var services = ServiceRegistrar()

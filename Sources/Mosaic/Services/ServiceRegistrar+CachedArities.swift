@@ -7,8 +7,10 @@
 // `transient` and `cached` are `register` in their scope.
 
 extension ServiceRegistrar {
-    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance of the service `key` names, kept until the kernel's `resetCached()`,
     /// built by `factory`.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func cached<T: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -20,8 +22,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance of the service `key` names, kept until the kernel's `resetCached()`,
     /// built by `factory` from the service it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -33,8 +37,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance of the service `key` names, kept until the kernel's `resetCached()`,
     /// built by `factory` from the 2 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -46,8 +52,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance of the service `key` names, kept until the kernel's `resetCached()`,
     /// built by `factory` from the 3 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -59,8 +67,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides an instance (built on first use, or at activation when `eager`, and kept until the kernel's `resetCached()`) of the service `key` names,
+    /// Provides an instance of the service `key` names, kept until the kernel's `resetCached()`,
     /// built by `factory` from the 4 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func cached<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,

@@ -7,8 +7,10 @@
 // `transient` and `cached` are `register` in their scope.
 
 extension ServiceRegistrar {
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory`.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func singleton<T: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -20,8 +22,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory`.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
@@ -36,8 +40,10 @@ extension ServiceRegistrar {
             preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory` from the service it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -49,8 +55,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory` from the service it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
@@ -65,8 +73,10 @@ extension ServiceRegistrar {
             preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory` from the 2 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -78,8 +88,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory` from the 2 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
@@ -94,8 +106,10 @@ extension ServiceRegistrar {
             preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory` from the 3 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -107,8 +121,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory` from the 3 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable
@@ -123,8 +139,10 @@ extension ServiceRegistrar {
             preview: Self.erase(preview), eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory` from the 4 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     @inlinable
     public mutating func singleton<T: Sendable, D1: Sendable, D2: Sendable, D3: Sendable, D4: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -137,8 +155,10 @@ extension ServiceRegistrar {
             preview: nil, eager: eager)
     }
 
-    /// Provides one shared instance (built on first use, or at activation when `eager`) of the service `key` names,
+    /// Provides a single instance of the service `key` names,
     /// built by `factory` from the 4 services it takes.
+    ///
+    /// It is built on first use, or at activation when `eager`.
     ///
     /// In preview mode the kernel builds it with `preview` instead.
     @inlinable

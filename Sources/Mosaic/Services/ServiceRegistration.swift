@@ -43,9 +43,10 @@ package struct ServiceRegistration: Sendable {
     }
 }
 
-/// Where a module declares the services it provides and the ones it uses. Declaring runs no factory, and the kernel
-/// runs one only when the service is first resolved (or, for a singleton or cached service registered `eager`,
-/// before the module's `activate(_:)`).
+/// Where a module declares the services it provides and the ones it uses.
+///
+/// Declaring runs no factory: the kernel runs one when the service is first resolved, or, for a singleton or cached
+/// service registered `eager`, before the module's `activate(_:)`.
 ///
 /// ```swift
 /// module.services.singleton(.weatherService) { (network: any NetworkClient) in
@@ -85,7 +86,7 @@ public struct ServiceRegistrar: Sendable {
             preview: Self.erase(preview))
     }
 
-    /// Provides one shared instance of the service `key` names, built on first use; with `eager`, built before the
+    /// Provides a single instance of the service `key` names, built on first use; with `eager`, built before the
     /// module's `activate(_:)`, so that a factory that throws fails the module there instead of its first reader.
     @inlinable
     public mutating func singleton<T: Sendable, each Dependency: Sendable>(
@@ -97,7 +98,7 @@ public struct ServiceRegistrar: Sendable {
             eager: eager)
     }
 
-    /// Provides one shared instance of the service `key` names, with a stand-in for preview mode.
+    /// Provides a single instance of the service `key` names, with a stand-in for preview mode.
     @inlinable
     public mutating func singleton<T: Sendable, each Dependency: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,
@@ -118,8 +119,9 @@ public struct ServiceRegistrar: Sendable {
         register(key, scope: .transient, rank: rank, factory: factory)
     }
 
-    /// Provides an instance of the service `key` names, built on first use (before the module's `activate(_:)`
-    /// with `eager`) and kept until the kernel's `resetCached()`.
+    /// Provides an instance of the service `key` names, kept until the kernel's `resetCached()`.
+    ///
+    /// It is built on first use, or before the module's `activate(_:)` with `eager`.
     @inlinable
     public mutating func cached<T: Sendable, each Dependency: Sendable>(
         _ key: ServiceKey<T>, rank: ServiceRank = .primary, eager: Bool = false,

@@ -13,11 +13,11 @@ internal import Synchronization
 /// storage, committed), at most the host's storage time limit (then ``StateError/Code/unavailable``), and never
 /// block a thread meanwhile.
 public struct SharedState: Sendable {
-    let store: (any StateStore)?
+    let store: (any StateAccess)?
     /// The module this handle writes as.
     public let module: ModuleID
 
-    package init(store: (any StateStore)?, module: ModuleID) {
+    package init(store: (any StateAccess)?, module: ModuleID) {
         self.store = store
         self.module = module
     }
@@ -53,7 +53,7 @@ public struct SharedState: Sendable {
     /// - Throws: ``StateError``, or what `change` threw (nothing is stored then).
     public func update<Value>(_ key: StateKey<Value>, _ change: (inout Value) throws -> Void) async throws {
         guard let store else {
-            throw StateError(.notRunning, "\(module) has no state store: it is not running in a kernel.")
+            throw StateError(.notRunning, "\(module) is not running in a kernel, so it has no state to write.")
         }
         try await store.write(key, as: module, change)
     }

@@ -52,13 +52,13 @@ public enum StatePersistence: Sendable, Hashable {
         message: "kept in the state database: a file cannot commit with other keys and events"
     )
     case jsonFile
-    /// Persisted: a row of the state database in the kernel's state directory (SQLite), or of shared storage
+    /// Persisted: a row of the state database in the kernel's state directory (SQLite), or of external storage
     /// (PostgreSQL). A write is committed before it returns, with every other key and event of its transaction.
     case database
 }
 
 /// What keeps shared state: the kernel, or a test harness.
-package protocol StateStore: Sendable {
+package protocol StateAccess: Sendable {
     /// The current value of `key`, from memory.
     func read<Value>(_ key: StateKey<Value>) -> Value
     /// Loads `key`'s saved value into memory, unless it is there already.

@@ -1,6 +1,8 @@
-/// State writes and durable events that commit together: with shared storage (PostgreSQL) either all of them are
-/// stored or none, so an event is never published for a write that did not happen, nor a write kept whose event
-/// was lost.
+/// State writes and durable events that commit together, or not at all.
+///
+/// - On embedded or external storage, every key and event is stored in one database transaction: an event is never
+///   published for a write that did not happen, nor a write kept whose event was lost.
+/// - In memory, the values are installed and the events handed to the in-process outbox together; a crash loses all.
 ///
 /// ```swift
 /// try await context.state.transaction { transaction in
@@ -12,8 +14,6 @@
 /// The body only records; the kernel then runs every change on copies of the current values, and stores nothing
 /// unless all of them succeed. When another instance wrote one of the keys first, the kernel takes its values and
 /// runs the changes again (as a single ``SharedState/update(_:_:)`` does), so keep changes free of side effects.
-/// Without shared storage, the keys are saved one after another (a disk failure part-way leaves the keys before it
-/// saved) and the events go to the in-process outbox after them, which a crash loses anyway.
 public struct StateTransaction: Sendable {
     /// One recorded write: runs its change through whatever stages it.
     package struct Write: Sendable {
@@ -64,14 +64,14 @@ package protocol TransactionStaging {
 extension SharedState {
     /// Runs `body` to record writes and durable events, then commits them together (see ``StateTransaction``).
     ///
-    /// Returns once everything is stored (with shared storage, committed).
+    /// Returns once everything is stored (with external storage, committed).
     ///
     /// - Throws: ``StateError`` when a write is not allowed, the storage cannot be reached in time, or other
     ///   instances kept changing the keys, or what a change threw; nothing is stored then (with
     ///   ``StateError/Code/unavailable``, the storage may have stored it all without answering).
     public func transaction(_ body: (inout StateTransaction) throws -> Void) async throws {
         guard let store else {
-            throw StateError(.notRunning, "\(module) has no state store: it is not running in a kernel.")
+            throw StateError(.notRunning, "\(module) is not running in a kernel, so it has no state to write.")
         }
         var transaction = StateTransaction()
         try body(&transaction)

@@ -2,7 +2,7 @@ internal import Logging
 internal import NIOCore
 internal import NIOHTTPTypes
 
-/// Closes a connection whose response makes no progress for ``WebHostOptions/idleTimeout``: a client that stops
+/// Closes a connection whose response makes no progress for ``WebHostOptions/idleTimeLimit``: a client that stops
 /// reading (a `/live` stream it never drains, a large body it never takes) would otherwise hold its connection, and
 /// the task writing to it, for ever, since the idle handler counts only what the client sends.
 ///

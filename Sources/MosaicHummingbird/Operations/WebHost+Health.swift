@@ -11,8 +11,8 @@ extension WebHost {
     }
 
     /// `/health/ready`: 200 once boot finished, while every required module is active, every module's health
-    /// check passes within its time limit and every check of the kernel's shared storage passes (it answers, its
-    /// change feed is proven alive, the shared policy was read); 503 otherwise (while booting, from the moment
+    /// check passes within its time limit and every check of the kernel's external storage passes (it answers, its
+    /// change feed is proven alive, the stored policy was read); 503 otherwise (while booting, from the moment
     /// shutdown starts).
     ///
     /// The public port says only `ready` or `not ready`: what fails, and why, is for operators, so the admin port

@@ -66,14 +66,14 @@ extension WebHost {
     static let retryAfter = "5"
 
     /// Whether `error` is the app's storage not answering in time (a write, a transaction or a durable publish
-    /// given up on at its deadline, a grant the shared storage could not record), which a retry may get past: by its
+    /// given up on at its deadline, a grant the external storage could not record), which a retry may get past: by its
     /// code, never its text.
     static func isStorageOutage(_ error: any Error) -> Bool {
         switch error {
         case let error as StateError: error.code == .unavailable
         case let error as EventError: error.code == .unavailable
         case let error as DeeplinkError: error.code == .storageUnavailable
-        case let error as KernelError: error.code == .sharedStorageUnavailable
+        case let error as KernelError: error.code == .storageUnavailable
         case let fault as ModuleFault: isStorageOutage(fault.error)
         default: false
         }

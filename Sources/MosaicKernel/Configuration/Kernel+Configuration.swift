@@ -52,7 +52,7 @@ extension Kernel {
         configurationReads.values[id] = ModuleConfiguration(read.values)
         configurationReads.entries[id] = read.entries
         guard !read.problems.isEmpty else {
-            configurationStore.set(id, read.values)
+            configurationHub.set(id, read.values)
             return nil
         }
         return "its configuration is incomplete: " + read.problems.joined(separator: "; ")
@@ -131,10 +131,11 @@ extension Kernel {
         return (values, entries, problems, diagnostics)
     }
 
-    /// Reads every declared key again from the host's providers and hands each changed, well-formed value to the
-    /// modules that observe it (`ModuleConfiguration.updates(of:buffer:)`); the kernel calls this whenever a
-    /// provider reports new values (a `ReloadingFileProvider` that the host runs, say), and a host may call it
-    /// after changing a provider itself.
+    /// Reads every declared key again and hands each changed, well-formed value to the modules that observe it.
+    ///
+    /// - Observers get the value through `ModuleConfiguration.updates(of:buffer:)`.
+    /// - The kernel calls this whenever a provider reports new values (a `ReloadingFileProvider` the host runs, say);
+    ///   a host may call it after changing a provider itself.
     ///
     /// A value that is now missing (with no default) or malformed does not reach the module: it keeps the last
     /// good value, and a `configuration.reload-rejected` diagnostic and a warning
@@ -148,7 +149,7 @@ extension Kernel {
             let id = graph.nodes[index].id
             let keys = graph.nodes[index].registrar.configurationKeys
             // A module whose configuration was incomplete at boot did not start; boot's diagnostics stand.
-            guard !keys.isEmpty, configurationStore.holds(id) else { continue }
+            guard !keys.isEmpty, configurationHub.holds(id) else { continue }
             for key in keys {
                 let components =
                     id.rawValue.split(separator: ".").map(String.init)
@@ -171,7 +172,7 @@ extension Kernel {
                     }
                 }
                 clearReloadRejection(named: name, module: id)
-                guard configurationStore.update(id, key.name, to: value) else { continue }
+                guard configurationHub.update(id, key.name, to: value) else { continue }
                 // What the module renders may read the value: a host's kept pages are redrawn.
                 moduleVersion.advance()
                 if let position = configurationReads.entries[id]?.firstIndex(where: { $0.key == name }) {

@@ -10,17 +10,17 @@ extension Kernel {
     /// }
     /// ```
     public nonisolated func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>] {
-        contributionStore.contributions(for: point)
+        contributionHub.contributions(for: point)
     }
 
     /// The list of `point` now, then each new list whenever a module activates or deactivates or an entitlement
     /// changes, until ``shutdown()``. A slow observer skips to the newest list rather than queueing old ones.
     public nonisolated func updates<Content>(of point: ExtensionPoint<Content>) -> Feed<[Contribution<Content>]> {
-        contributionStore.updates(of: point)
+        contributionHub.updates(of: point)
     }
 
     /// Every extension point's contributions, as modules see them.
-    public nonisolated var allContributions: Contributions { Contributions(contributionStore) }
+    public nonisolated var allContributions: Contributions { Contributions(contributionHub) }
 }
 
 extension Kernel {
@@ -28,7 +28,7 @@ extension Kernel {
     /// without waiting for the kernel; take them before a render, so that a change during it shows as a change.
     package nonisolated var renderVersions: RenderVersions {
         RenderVersions(
-            contributions: contributionStore.version.current, modules: moduleVersion.current,
+            contributions: contributionHub.version.current, modules: moduleVersion.current,
             state: stateHub.writes.current)
     }
 

@@ -2,10 +2,11 @@ internal import Mosaic
 internal import Tracing
 
 extension DeeplinkRouter {
-    /// Navigates to the link's tab and runs its handler (see ``dispatch(_:navigationOnly:)``) inside a
-    /// `mosaic.deeplink` span, and counts the link by route template and outcome. The span and the count carry
-    /// the feature and action only when a module handles them (so never a value only the link made up), and never
-    /// the link's parameters.
+    /// Opens `link` as ``dispatch(_:navigationOnly:)`` does, inside a `mosaic.deeplink` span, and counts it by route
+    /// template and outcome.
+    ///
+    /// The span and the count carry the feature and action only when a module handles them (never a value only the
+    /// link made up), and never the link's parameters.
     func open(_ link: Deeplink, navigationOnly: Bool = false) async -> DeeplinkResult {
         // With neither a tracer nor a metrics backend, there is no span to fill and nothing to count: attributes set
         // on a no-op span still built a dictionary each, a tenth of a dispatch.

@@ -123,13 +123,13 @@ extension EmbeddedStorage: DurableEventStore {
         }
     }
 
-    func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> SharedWatch {
+    func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> StoreWatch {
         let token = wakeUps.withLock { wakeUps in
             wakeUps.nextWatcher += 1
             wakeUps.watchers[wakeUps.nextWatcher] = onAppend
             return wakeUps.nextWatcher
         }
-        return SharedWatch { [weak self] in self?.wakeUps.withLock { _ = $0.watchers.removeValue(forKey: token) } }
+        return StoreWatch { [weak self] in self?.wakeUps.withLock { _ = $0.watchers.removeValue(forKey: token) } }
     }
 
     // MARK: Shared with transactions
@@ -207,7 +207,7 @@ extension EmbeddedStorage: DurableEventStore {
                 .unavailable,
                 "Another process runs the durable handlers of \(file.directory) (it holds state.lock there), so "
                     + "this one does not; give each process a state directory of its own, or share PostgreSQL "
-                    + "(KernelOptions.sharedStorage) between them.")
+                    + "(KernelOptions.externalStorage) between them.")
         }
         return opened.queue
     }

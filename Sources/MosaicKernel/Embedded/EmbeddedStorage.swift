@@ -14,14 +14,14 @@ internal import Synchronization
 ///
 /// Every call runs on GRDB's dispatch queue (its async API), never on a thread of the cooperative pool. Saves of
 /// different keys that arrive together share one transaction (``GroupCommit``), as publishes do in the outbox.
-final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
+final class EmbeddedStorage: TransactionalStateStore, CustomStringConvertible {
     let file: DatabaseFile
     let clock: KernelClock
     /// The wall-clock time when the kernel's clock read zero: stored times are `origin + clock.now()`, comparable
     /// across restarts, and moved by a test's manual clock.
     let origin = Date().timeIntervalSince1970
     /// Compare-and-set saves, grouped.
-    private let saves: GroupCommit<SharedRow, SharedSave>
+    private let saves: GroupCommit<StateRow, StateSave>
     /// The running handlers by event type, and the watches to wake when one of them gets deliveries.
     let wakeUps = Locked(WakeUps())
 
@@ -31,10 +31,10 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
         var nextWatcher = 0
     }
 
-    /// The storage in `directory` (created if need be on the first call). A write waits up to `busyTimeout` for
+    /// The storage in `directory` (created if need be on the first call). A write waits up to `busyTimeLimit` for
     /// another process's lock.
-    convenience init(directory: String, busyTimeout: Duration = .seconds(5), clock: KernelClock) {
-        self.init(directory: directory, busyMode: .timeout(busyTimeout.inSeconds), clock: clock)
+    convenience init(directory: String, busyTimeLimit: Duration = .seconds(5), clock: KernelClock) {
+        self.init(directory: directory, busyMode: .timeout(busyTimeLimit.inSeconds), clock: clock)
     }
 
     /// The storage, with `busyMode` deciding what a write does when another connection holds the lock (tests pass
@@ -122,19 +122,19 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
         }
     }
 
-    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave {
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> StateSave {
         do {
-            return try await saves.submit(SharedRow(id: id, data: data, version: version, revision: revision))
+            return try await saves.submit(StateRow(id: id, data: data, version: version, revision: revision))
         } catch {
             throw Self.unsaved(id, error)
         }
     }
 
-    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
-        -> SharedCommit
+    func commit(_ rows: [StateRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
+        -> StateCommit
     {
         let now = now()
-        let outcome: (SharedCommit, woken: Set<String>)
+        let outcome: (StateCommit, woken: Set<String>)
         do {
             outcome = try await file.queue().write { db in
                 // Nothing is stored unless all of it is: a throw rolls the SQLite transaction back.
@@ -189,16 +189,16 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
     }
 
     /// Changes made here are installed by the writer itself; no other process's changes are announced.
-    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch {
-        SharedWatch {}
+    func watch(_ onChange: @escaping @Sendable (StoredStateChange) -> Void) -> StoreWatch {
+        StoreWatch {}
     }
 
     // MARK: Statements
 
     /// A transaction's outcome that stores nothing.
     private struct Rollback: Error {
-        let outcome: SharedCommit
-        init(_ outcome: SharedCommit) { self.outcome = outcome }
+        let outcome: StateCommit
+        init(_ outcome: StateCommit) { self.outcome = outcome }
     }
 
     private static func unsaved(_ id: String, _ error: any Error) -> StateError {
@@ -227,7 +227,7 @@ final class EmbeddedStorage: SharedStatePersister, CustomStringConvertible {
 
     /// Saves `row` if it is still at the revision its writer read (`nil`: no row yet); its new revision, or `nil`
     /// when another writer got there first.
-    static func compareAndSet(_ row: SharedRow, in db: Database) throws -> Int64? {
+    static func compareAndSet(_ row: StateRow, in db: Database) throws -> Int64? {
         let revision = try nextRevision(in: db)
         if let expected = row.revision {
             try db.run(

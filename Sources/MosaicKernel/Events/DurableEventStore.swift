@@ -145,7 +145,7 @@ package protocol DurableEventStore: Sendable {
     func abandon(subscriber: String, reason: String) async throws
     /// Calls `onAppend` with a handler's name whenever deliveries became claimable for it, from now on, until the
     /// returned watch is cancelled. Wake-ups may be missed (the feed reconnects): claimers also look periodically.
-    func watch(_ onAppend: @escaping @Sendable (_ subscriber: String) -> Void) -> SharedWatch
+    func watch(_ onAppend: @escaping @Sendable (_ subscriber: String) -> Void) -> StoreWatch
 }
 
 extension DurableEventStore {

@@ -13,7 +13,7 @@ extension Kernel {
             return try await withinStorageTimeLimit { try await store.undelivered(limit: max(0, limit)) }
         } catch {
             throw KernelError(
-                .sharedStorageUnavailable,
+                .storageUnavailable,
                 "The outbox could not be read (\(error)). Check that its database is reachable, then try again.")
         }
     }
@@ -32,7 +32,7 @@ extension Kernel {
             return resubmitted
         } catch {
             throw KernelError(
-                .sharedStorageUnavailable,
+                .storageUnavailable,
                 "Delivery \(delivery) could not be resubmitted (\(error)). Check that the outbox's database is "
                     + "reachable, then try again.")
         }

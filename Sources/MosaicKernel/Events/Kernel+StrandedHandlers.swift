@@ -29,8 +29,11 @@ public struct StrandedHandler: Sendable, Hashable, Identifiable {
 }
 
 extension Kernel {
-    /// The durable handlers with deliveries waiting that nothing here or on another live instance runs, and whose
-    /// module is either not installed here or active here without registering them: renamed, or removed.
+    /// Lists the stranded durable handlers: those whose deliveries wait and that no live instance runs.
+    ///
+    /// A handler is stranded when its module is:
+    /// - not installed here, or
+    /// - active here without registering it (the handler was renamed or removed).
     ///
     /// A handler whose module is installed but not active (revoked, failed, on standby) is not stranded: its
     /// deliveries wait for the module, as they should.
@@ -43,7 +46,7 @@ extension Kernel {
             recorded = try await withinStorageTimeLimit { try await store.handlersWithPendingDeliveries() }
         } catch {
             throw KernelError(
-                .sharedStorageUnavailable,
+                .storageUnavailable,
                 "The outbox's handlers could not be read (\(error)). Check that its database is reachable, then try "
                     + "again.")
         }

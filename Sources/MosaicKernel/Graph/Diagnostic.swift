@@ -201,7 +201,7 @@ extension Diagnostic {
         public static let missingEntitlement: Code = "authorization.missing-entitlement"
         /// The entitlement policy that instances share could not be read; the one read last is kept (nothing is
         /// granted before the first read), and it is read again until it can be.
-        public static let sharedPolicyUnavailable: Code = "authorization.shared-policy-unavailable"
+        public static let storedPolicyUnavailable: Code = "authorization.stored-policy-unavailable"
 
         // Activation
         /// A module starts on demand, and nothing in the app starts it.

@@ -64,9 +64,12 @@ public struct ModuleGraph: Sendable {
     /// modules of one level do not depend on each other and may activate together.
     public internal(set) var levels: [[ModuleID]] = []
 
-    /// Validates `catalog` against `host`, its services against those `services` (the host's) provides and the
-    /// host's `standard`, its contributions against the built-in extension points and `extensionPoints`,
-    /// collecting every problem.
+    /// Validates `catalog`, collecting every problem.
+    ///
+    /// Each module is checked against:
+    /// - `host`: identifiers, compatibility and dependencies;
+    /// - the services the host provides (`services`) and the host's `standard`;
+    /// - the built-in extension points and `extensionPoints`, for its contributions.
     public init(
         catalog: ModuleCatalog, host: HostEnvironment, services: ServiceRegistrar = ServiceRegistrar(),
         standard: (any Standard)? = nil, extensionPoints: [AnyExtensionPoint] = []

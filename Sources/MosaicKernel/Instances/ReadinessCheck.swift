@@ -1,7 +1,7 @@
-/// One thing an instance needs to serve what the others serve, and how it stands: shared storage that answers, a
+/// One thing an instance needs to serve what the others serve, and how it stands: external storage that answers, a
 /// change feed proven alive, a policy read that succeeded. A host is not ready while any check fails.
 public struct ReadinessCheck: Sendable, Equatable {
-    /// What is checked, for people: "shared storage", "change feed", "shared policy".
+    /// What is checked, for people: "external storage", "change feed", "stored policy".
     public let name: String
     /// Whether the check passes now.
     public let passing: Bool

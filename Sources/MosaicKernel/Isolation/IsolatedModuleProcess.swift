@@ -139,7 +139,7 @@ extension Kernel {
                 node.contributions.first { $0.point.id == point && $0.id == id }.map { (node.id, $0) }
             }).first,
             let crossing = declaration.crossing,
-            let bound = contributionStore.contribution(of: module, point: point, id: id)
+            let bound = contributionHub.contribution(of: module, point: point, id: id)
         else { throw BoundaryError("the module has no contribution '\(id)' to \(point) now") }
         return try await crossing.serve(bound, call)
     }

@@ -5,7 +5,7 @@ internal import Mosaic
 // withdrawn, and its handles refuse to write or publish once it is closed. The kernel gives a module nothing else.
 
 /// Shared state as a module sees it.
-struct ModuleStateStore: StateStore {
+struct ModuleStateAccess: StateAccess {
     let hub: StateHub
     let ledger: ModuleLedger
     /// The keys the module declared it writes (`module.writes`): the only ones it may write.
@@ -112,7 +112,7 @@ struct ModuleEventBus: EventBus {
     let ledger: ModuleLedger
     let services: Services
     /// Where a durable handler's transaction commits, with the module's right to write.
-    let state: ModuleStateStore
+    let state: ModuleStateAccess
 
     func publish<Event: Sendable>(_ event: Event, from sender: ModuleID) throws(EventError) {
         guard ledger.isOpen else { throw Self.inactive(sender, Event.self) }
@@ -193,7 +193,7 @@ struct ModuleEventBus: EventBus {
 /// the store keeps hold their module's context, and through it this view, which must not keep the store alive in
 /// turn.
 struct ModuleContributionSource: ContributionSource {
-    let store: WeakContributionStore
+    let store: WeakContributionHub
     let ledger: ModuleLedger
 
     func contributions<Content>(for point: ExtensionPoint<Content>) -> [Contribution<Content>] {
@@ -208,10 +208,10 @@ struct ModuleContributionSource: ContributionSource {
 
 /// A kernel's contribution store, held weakly, once for every module's view: a view holding a weak reference itself
 /// could not be stored in an existential's inline buffer, and cost each module an allocation.
-final class WeakContributionStore: Sendable {
-    weak let store: ContributionStore?
+final class WeakContributionHub: Sendable {
+    weak let store: ContributionHub?
 
-    init(_ store: ContributionStore) {
+    init(_ store: ContributionHub) {
         self.store = store
     }
 }

@@ -4,7 +4,7 @@ internal import Synchronization
 
 extension StateHub {
     /// What loading a key found: its value (the initial one when nothing usable is saved), the row's revision in
-    /// shared storage, the problems met, and whether the storage could be read at all.
+    /// external storage, the problems met, and whether the storage could be read at all.
     struct Loaded<Value: Sendable>: Sendable {
         var value: Value
         var revision: Int64?
@@ -59,10 +59,10 @@ extension StateHub {
     ///
     /// - Throws: ``StateError`` with ``StateError/Code/unavailable`` when the storage cannot be read by `deadline`.
     func ensureLoaded<Value>(_ key: StateKey<Value>, hold: LaneHold, until deadline: Duration) async throws {
-        guard state.withLock({ $0.entries[key.id]?.loaded == false }), let persister = persister(for: key.persistence)
+        guard state.withLock({ $0.entries[key.id]?.loaded == false }), let store = store(for: key.persistence)
         else { return }
         let loaded = try await storage(key.id, hold: hold, until: deadline) {
-            await self.fetch(key, from: persister)
+            await self.fetch(key, from: store)
         }
         // The values are compared outside the lock: `==` is the module's code. Nothing else changes the key meanwhile
         // but a row arriving through the watch, which the load then leaves alone, as when it came first.
@@ -91,9 +91,9 @@ extension StateHub {
 
     /// `key`'s saved value, migrated to the key's version when it was saved at an older one (and saved back, so it
     /// is migrated once), or its initial value when nothing is saved or the saved data cannot be used; with the
-    /// problems met, and the row's revision in shared storage. Data no migration accepts is parked by the store, never
-    /// overwritten; in shared storage, data saved at a newer version is another instance's and is left as it is.
-    func fetch<Value>(_ key: StateKey<Value>, from persister: any StatePersister) async -> Loaded<Value> {
+    /// problems met, and the row's revision in external storage. Data no migration accepts is parked by the store, never
+    /// overwritten; in external storage, data saved at a newer version is another instance's and is left as it is.
+    func fetch<Value>(_ key: StateKey<Value>, from store: any SavedStateStore) async -> Loaded<Value> {
         var problems: [Diagnostic] = []
         if !key.migrationProblems.isEmpty {
             problems.append(
@@ -105,12 +105,13 @@ extension StateHub {
         }
         let saved: SavedState?
         var revision: Int64?
-        let shared = persister as? any SharedStatePersister
+        let transactional = store as? any TransactionalStateStore
         do {
-            if let shared {
-                (saved, revision) = try await shared.loadRevision(key.id).map { ($0.saved, $0.revision) } ?? (nil, nil)
+            if let transactional {
+                (saved, revision) =
+                    try await transactional.loadRevision(key.id).map { ($0.saved, $0.revision) } ?? (nil, nil)
             } else {
-                saved = try await persister.load(key.id)
+                saved = try await store.load(key.id)
             }
         } catch {
             problems.append(
@@ -118,7 +119,7 @@ extension StateHub {
                     .statePersistence, .error, modules: [],
                     message: "The saved value of \(key.id) could not be loaded (\(error)); its initial value is used "
                         + "until it can be, and writes of it fail.",
-                    fix: "Check the storage (the state directory and its permissions, or the shared database)."))
+                    fix: "Check the storage (the state directory and its permissions, or the transactional database)."))
             return Loaded(value: key.initial, revision: nil, problems: problems, read: false)
         }
         guard let saved else { return Loaded(value: key.initial, revision: nil, problems: problems, read: true) }
@@ -127,16 +128,16 @@ extension StateHub {
             if migrated {
                 do {
                     let data = try StateMigration.encode(value)
-                    if let shared {
+                    if let transactional {
                         // Another instance may have migrated (or written) it first; its row then wins, and reaches
                         // this one through the watch.
-                        if case .saved(let new) = try await shared.save(
+                        if case .saved(let new) = try await transactional.save(
                             data, version: key.version, for: key.id, replacing: revision)
                         {
                             revision = new
                         }
                     } else {
-                        try await persister.save(data, version: key.version, for: key.id)
+                        try await store.save(data, version: key.version, for: key.id)
                     }
                 } catch {
                     problems.append(
@@ -149,7 +150,7 @@ extension StateHub {
             }
             return Loaded(value: value, revision: revision, problems: problems, read: true)
         } catch {
-            if shared?.servesSeveralInstances == true, case .newer = error.reason {
+            if transactional?.servesSeveralInstances == true, case .newer = error.reason {
                 // Another instance runs a newer release (a rolling deploy): the row is its live value, not data to
                 // park. With no revision known, every write of the key here meets the row and is refused.
                 problems.append(
@@ -161,19 +162,19 @@ extension StateHub {
                         fix: "Run one app version across instances, or add a migration from that version."))
                 return Loaded(value: key.initial, revision: nil, problems: problems, read: true)
             }
-            problems.append(await parked(key, saved: saved, failure: error, in: persister))
+            problems.append(await parked(key, saved: saved, failure: error, in: store))
             return Loaded(value: key.initial, revision: nil, problems: problems, read: true)
         }
     }
 
     /// Parks `key`'s saved data that `failure` shows the code cannot use, and the diagnostic saying so.
     private func parked<Value>(
-        _ key: StateKey<Value>, saved: SavedState, failure: StateMigrationFailure, in persister: any StatePersister
+        _ key: StateKey<Value>, saved: SavedState, failure: StateMigrationFailure, in store: any SavedStateStore
     ) async -> Diagnostic {
         let (problem, fix) = Self.explain(failure, of: key)
         let kept: String
         do {
-            kept = try await persister.park(key.id, reason: problem)
+            kept = try await store.park(key.id, reason: problem)
         } catch {
             kept = "it could not be kept aside (\(error)), and the next write of the key replaces it"
         }

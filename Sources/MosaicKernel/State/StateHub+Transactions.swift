@@ -19,7 +19,7 @@ extension StateHub {
         if !transaction.events.isEmpty {
             guard let events else {
                 throw StateError(
-                    .invalid, "This state store has no outbox, so the transaction's events cannot be published.")
+                    .invalid, "This state hub has no outbox, so the transaction's events cannot be published.")
             }
             guard events.isPublisher(writer) else {
                 throw StateError(.inactive, "\(writer) is not active, so it cannot publish; nothing was written.")
@@ -47,9 +47,10 @@ extension StateHub {
             throw Self.unavailable(name, waitingFor: "the writes of its keys before it", error)
         }
         for load in lanes.loads { try await load(hold, deadline) }
-        if let shared {
-            try await commitShared(
-                transaction, as: writer, in: shared, completing: completing, hold: hold, until: deadline, name: name)
+        if let transactional {
+            try await commitTransactional(
+                transaction, as: writer, in: transactional, completing: completing, hold: hold, until: deadline,
+                name: name)
         } else {
             try await commitLocally(
                 transaction, as: writer, completing: completing, hold: hold, until: deadline, name: name)
@@ -58,10 +59,10 @@ extension StateHub {
         for event in transaction.events { events?.fanOut(event, from: writer) }
     }
 
-    /// Runs every change, then commits the rows and events in one transaction of shared storage; on a conflict,
+    /// Runs every change, then commits the rows and events in one transaction of external storage; on a conflict,
     /// adopts the other instance's row and runs them all again.
-    private func commitShared(
-        _ transaction: StateTransaction, as writer: ModuleID, in shared: any SharedStatePersister,
+    private func commitTransactional(
+        _ transaction: StateTransaction, as writer: ModuleID, in transactional: any TransactionalStateStore,
         completing: DeliveryCompletion?, hold: LaneHold, until deadline: Duration, name: String
     ) async throws {
         var outgoing: [OutboxEvent] = []
@@ -74,7 +75,7 @@ extension StateHub {
                 }
             }
         }
-        for _ in 0..<Self.maximumSharedAttempts {
+        for _ in 0..<Self.maximumConflictAttempts {
             let staged = try stage(transaction)
             let rows = staged.rows
             let install = staged.install
@@ -85,7 +86,7 @@ extension StateHub {
                         for (_, installing) in install { installing(revisions) }
                     }
                 },
-                { [outgoing] in try await shared.commit(rows, events: outgoing, completing: completing) })
+                { [outgoing] in try await transactional.commit(rows, events: outgoing, completing: completing) })
             switch outcome {
             case .committed(let revisions):
                 for key in staged.order { staged.install[key]?(revisions) }
@@ -102,7 +103,7 @@ extension StateHub {
         }
         throw StateError(
             .contended,
-            "Other instances changed the transaction's keys \(Self.maximumSharedAttempts) times while it ran; "
+            "Other instances changed the transaction's keys \(Self.maximumConflictAttempts) times while it ran; "
                 + "nothing was written. Run it again.")
     }
 
@@ -116,7 +117,7 @@ extension StateHub {
         let staged = try stage(transaction)
         if let completing, let outbox = events?.outbox {
             // Without storage the outbox is in memory too: all of them completed, or none and the stale named.
-            guard let memory = outbox.store as? MemoryDurableStore else {
+            guard let memory = outbox.store as? MemoryEventStore else {
                 throw StateError(.invalid, "A durable handler's transaction needs its outbox beside its state.")
             }
             let stale = memory.complete(ifHolding: completing.deliveries, claim: completing.claim)
@@ -173,20 +174,20 @@ private final class LaneGathering: TransactionStaging {
 }
 
 /// A transaction's changes run on copies: per key, the value so far, the row to commit (persisted keys, with
-/// shared storage), and how to save and install the value once everything succeeded.
+/// external storage), and how to save and install the value once everything succeeded.
 private final class Staging: TransactionStaging {
     let hub: StateHub
     private var values: [String: any Sendable] = [:]
     private var revisions: [String: Int64?] = [:]
     private(set) var order: [String] = []
-    private var rowsByKey: [String: SharedRow] = [:]
+    private var rowsByKey: [String: StateRow] = [:]
     var save: [String: @Sendable () async throws -> Void] = [:]
     var install: [String: @Sendable (_ revisions: [String: Int64]) -> Void] = [:]
 
     init(hub: StateHub) { self.hub = hub }
 
     /// The rows to commit, in identifier order.
-    var rows: [SharedRow] { rowsByKey.keys.sorted().compactMap { rowsByKey[$0] } }
+    var rows: [StateRow] { rowsByKey.keys.sorted().compactMap { rowsByKey[$0] } }
 
     func stage<Value>(_ key: StateKey<Value>, _ change: (inout Value) throws -> Void) throws {
         let hub = hub
@@ -202,19 +203,19 @@ private final class Staging: TransactionStaging {
         try change(&value)
         values[key.id] = value
         let final = value
-        if hub.shared != nil, key.persistence != .memory {
+        if hub.transactional != nil, key.persistence != .memory {
             let data = try StateHub.encode(final, of: key)
-            rowsByKey[key.id] = SharedRow(
+            rowsByKey[key.id] = StateRow(
                 id: key.id, data: data, version: key.version, revision: revisions[key.id] ?? nil)
             install[key.id] = { revisions in
                 if let revision = revisions[key.id] { hub.publish(key.id, value: final, revision: revision) }
             }
         } else {
-            if let persister = hub.persister(for: key.persistence) {
+            if let store = hub.store(for: key.persistence) {
                 let data = try StateHub.encode(final, of: key)
                 save[key.id] = {
                     try await hub.persisting(key.id) {
-                        try await persister.save(data, version: key.version, for: key.id)
+                        try await store.save(data, version: key.version, for: key.id)
                     }
                 }
             }

@@ -3,11 +3,11 @@ internal import Mosaic
 internal import Synchronization
 
 /// Writing one key: the key's lane, then its load if need be, the caller's change, and the storage call, each wait
-/// bounded by the write's deadline. With shared storage a write replaces only the revision it read
+/// bounded by the write's deadline. With external storage a write replaces only the revision it read
 /// (compare-and-set); when another instance got there first, the hub adopts that value and runs the change again.
 extension StateHub {
     /// How many times a write runs its change before it gives up on a key that other instances keep changing.
-    static let maximumSharedAttempts = 16
+    static let maximumConflictAttempts = 16
 
     func apply<Value>(
         _ key: StateKey<Value>, as writer: ModuleID, _ update: (inout Value) throws -> Void
@@ -21,15 +21,15 @@ extension StateHub {
         } catch {
             throw Self.unavailable(key.id, waitingFor: "the writes of the key before it", error)
         }
-        if let shared, key.persistence != .memory {
-            return try await applyShared(key, update, in: shared, hold: hold, until: deadline)
+        if let transactional, key.persistence != .memory {
+            return try await applyTransactional(key, update, in: transactional, hold: hold, until: deadline)
         }
         try await ensureLoaded(key, hold: hold, until: deadline)
         let old = state.withLock { state in current(key, in: &state).value }
         var value = old
         try update(&value)
         guard value != old else { return }
-        if let persister = persister(for: key.persistence) {
+        if let store = store(for: key.persistence) {
             let data = try Self.encode(value, of: key)
             let stored = value
             try await storage(
@@ -37,21 +37,21 @@ extension StateHub {
                 late: { [weak self] result in if case .success = result { self?.install(stored, for: key) } },
                 {
                     try await self.persisting(key.id) {
-                        try await persister.save(data, version: key.version, for: key.id)
+                        try await store.save(data, version: key.version, for: key.id)
                     }
                 })
         }
         install(value, for: key)
     }
 
-    /// Writes `key` to shared storage: runs `update` on the value this instance has, saves it if the row is still
+    /// Writes `key` to external storage: runs `update` on the value this instance has, saves it if the row is still
     /// at the revision that value came from, and otherwise adopts the row's value and tries again.
-    private func applyShared<Value>(
-        _ key: StateKey<Value>, _ update: (inout Value) throws -> Void, in shared: any SharedStatePersister,
+    private func applyTransactional<Value>(
+        _ key: StateKey<Value>, _ update: (inout Value) throws -> Void, in transactional: any TransactionalStateStore,
         hold: LaneHold, until deadline: Duration
     ) async throws {
         try await ensureLoaded(key, hold: hold, until: deadline)
-        for _ in 0..<Self.maximumSharedAttempts {
+        for _ in 0..<Self.maximumConflictAttempts {
             let (old, revision) = state.withLock { state in
                 (current(key, in: &state).value, state.entries[key.id]?.revision)
             }
@@ -61,7 +61,7 @@ extension StateHub {
                 // Nothing to write, unless the value here is stale: another instance's change may not have arrived
                 // yet, and then this write must still replace it.
                 let row = try await storage(key.id, hold: hold, until: deadline) {
-                    try await shared.loadRevision(key.id)
+                    try await transactional.loadRevision(key.id)
                 }
                 if row?.revision == revision { return }
                 guard adopt(key.id, saved: row?.saved, revision: row?.revision, force: true) else {
@@ -78,7 +78,7 @@ extension StateHub {
                 },
                 {
                     try await self.persisting(key.id) {
-                        try await shared.save(data, version: key.version, for: key.id, replacing: revision)
+                        try await transactional.save(data, version: key.version, for: key.id, replacing: revision)
                     }
                 })
             switch outcome {
@@ -94,7 +94,7 @@ extension StateHub {
         }
         throw StateError(
             .contended,
-            "\(key.id) was changed by other instances \(Self.maximumSharedAttempts) times while this write ran; "
+            "\(key.id) was changed by other instances \(Self.maximumConflictAttempts) times while this write ran; "
                 + "its value is unchanged. Write it again, or make fewer instances write it at once.")
     }
 

@@ -11,7 +11,7 @@ internal import Synchronization
 /// accepted write of that key), loads the key if need be, runs the caller's change and awaits the storage, never
 /// holding a lock across it; readers of every key, and writers of other keys, go on meanwhile. Every wait for the
 /// lane or the storage ends at the write's deadline (``KernelOptions/storageTimeLimit`` on the kernel's clock).
-final class StateHub: StateStore, StateLoading {
+final class StateHub: StateAccess, StateLoading {
     struct Entry {
         let type: ObjectIdentifier
         var value: any Sendable
@@ -22,10 +22,10 @@ final class StateHub: StateStore, StateLoading {
         let lane = WriteLane()
         /// Whether `value` is what storage holds: always for keys in memory; for persisted keys once loaded.
         var loaded: Bool
-        /// The row's revision in shared storage; `nil` when there is no row, or the key is not shared.
+        /// The row's revision in external storage; `nil` when there is no row, or the key is in memory.
         var revision: Int64? = nil
         /// Turns a row another instance wrote into this key's value (`nil` for a row it cannot read); only for keys
-        /// kept in shared storage.
+        /// kept in external storage.
         var adopt: (@Sendable (SavedState?) -> (any Sendable)?)? = nil
         /// Hands a value of the key's type to its observers.
         let announce: @Sendable (any Sendable) -> Void
@@ -35,8 +35,8 @@ final class StateHub: StateStore, StateLoading {
         var entries: [String: Entry] = [:]
         var diagnostics: [Diagnostic] = []
         var finished = false
-        /// The watch on shared storage's changes, while the hub runs.
-        var watch: SharedWatch?
+        /// The watch on external storage's changes, while the hub runs.
+        var watch: StoreWatch?
         /// Whether a resynchronization runs, and whether another was asked for meanwhile (one runs after it).
         var resynchronizing = false
         var resynchronizeAgain = false
@@ -48,11 +48,11 @@ final class StateHub: StateStore, StateLoading {
     let state = Locked(State())
     /// Advances on every write of any key.
     let writes: VersionCounter
-    /// Where every persisted key goes: the storage (embedded or shared), or a store under test; `nil` keeps every
+    /// Where every persisted key goes: the storage (embedded or external), or a store under test; `nil` keeps every
     /// key in memory.
-    private let persister: (any StatePersister)?
+    private let store: (any SavedStateStore)?
     /// The storage several instances share, when the host configured one; every persisted key lives there.
-    let shared: (any SharedStatePersister)?
+    let transactional: (any TransactionalStateStore)?
     /// Where write counts and persistence times go; `nil` records none.
     let telemetry: Telemetry?
     /// Where a transaction's durable events go.
@@ -62,10 +62,11 @@ final class StateHub: StateStore, StateLoading {
     /// How long a write (or a load) may wait for its lane and its storage together.
     let timeLimit: Duration
 
-    /// A hub persisting keys in `shared` (the embedded database, or storage instances share), or in `persister`;
+    /// A hub persisting keys in `transactional` (the embedded database, or external storage), or in `store`;
     /// without either, persisted keys live in memory (with a warning). Every storage call ends after `timeLimit`.
     init(
-        persister: (any StatePersister)? = nil, shared: (any SharedStatePersister)? = nil, telemetry: Telemetry? = nil,
+        store: (any SavedStateStore)? = nil, transactional: (any TransactionalStateStore)? = nil,
+        telemetry: Telemetry? = nil,
         signal: Broadcast<Void>? = nil,
         events: EventHub? = nil, clock: KernelClock = KernelClock(ContinuousClock()),
         timeLimit: Duration = .seconds(5)
@@ -73,12 +74,12 @@ final class StateHub: StateStore, StateLoading {
         self.events = events
         writes = VersionCounter(signal: signal)
         self.telemetry = telemetry
-        self.persister = shared ?? persister
-        self.shared = shared
+        self.store = transactional ?? store
+        self.transactional = transactional
         self.clock = clock
         self.timeLimit = timeLimit
-        if let shared {
-            let watch = shared.watch { [weak self] change in self?.receive(change) }
+        if let transactional {
+            let watch = transactional.watch { [weak self] change in self?.receive(change) }
             state.withLock { $0.watch = watch }
         }
     }
@@ -180,7 +181,7 @@ final class StateHub: StateStore, StateLoading {
         if let entry = state.entries[key.id] {
             return (entry.value as? Value ?? key.initial, false)
         }
-        let persisted = key.persistence != .memory && persister(for: key.persistence) != nil
+        let persisted = key.persistence != .memory && store(for: key.persistence) != nil
         if key.persistence != .memory, !persisted {
             state.diagnostics.append(
                 Diagnostic(
@@ -193,7 +194,7 @@ final class StateHub: StateStore, StateLoading {
         var entry = Entry(
             type: ObjectIdentifier(Value.self), value: key.initial, observers: observers, loaded: !persisted,
             announce: { value in if let value = value as? Value { observers.send(value) } })
-        if shared != nil, key.persistence != .memory { entry.adopt = Self.adopter(for: key) }
+        if transactional != nil, key.persistence != .memory { entry.adopt = Self.adopter(for: key) }
         state.entries[key.id] = entry
         return (key.initial, true)
     }
@@ -208,7 +209,7 @@ final class StateHub: StateStore, StateLoading {
     }
 
     /// Where keys of `persistence` are kept, or `nil` for memory.
-    func persister(for persistence: StatePersistence) -> (any StatePersister)? {
-        persistence == .memory ? nil : persister
+    func store(for persistence: StatePersistence) -> (any SavedStateStore)? {
+        persistence == .memory ? nil : store
     }
 }

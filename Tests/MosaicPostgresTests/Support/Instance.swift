@@ -32,11 +32,11 @@ struct Instance {
 
     static func boot(
         _ url: String, granted: Set<Entitlement> = ["weather"], heartbeat: Duration = .seconds(5),
-        queryTimeout: Duration = .seconds(30)
+        queryTimeLimit: Duration = .seconds(30)
     ) async throws -> Instance {
-        let database = try await PostgresBackend.connect(url: url, queryTimeout: queryTimeout, heartbeat: heartbeat)
+        let database = try await PostgresBackend.connect(url: url, queryTimeLimit: queryTimeLimit, heartbeat: heartbeat)
         var options = KernelOptions()
-        options.sharedStorage = database.storage
+        options.externalStorage = database.storage
         let kernel = Kernel(
             modules: [WeatherModule.self], host: HostEnvironment(version: "1.0.0"), entitlements: .granted(granted),
             options: options)

@@ -80,7 +80,7 @@ struct Serve: AsyncParsableCommand {
     var unsafeNoOperatorKey = false
 
     @Option(help: "Seconds a connection may send nothing before it is closed.")
-    var idleTimeout = 30
+    var idleTimeLimit = 30
 
     @Option(
         help: ArgumentHelp(
@@ -146,8 +146,8 @@ struct Serve: AsyncParsableCommand {
         if let adminPort, !(0...65_535).contains(adminPort) || adminPort == port {
             throw ValidationError("--admin-port must be between 0 and 65535 and differ from --port, not \(adminPort).")
         }
-        guard idleTimeout > 0 else {
-            throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
+        guard idleTimeLimit > 0 else {
+            throw ValidationError("--idle-time-limit must be a positive number of seconds, not \(idleTimeLimit).")
         }
         guard storageTimeLimit > 0 else {
             throw ValidationError(
@@ -191,7 +191,7 @@ struct Serve: AsyncParsableCommand {
             deeplinkRules: DeeplinkRules(allowedSchemes: [AppManifest.scheme]), stateDirectory: dataDirectory,
             storageTimeLimit: .seconds(storageTimeLimit))
         let database = try await sharedDatabase()
-        configuration.sharedStorage = database?.storage
+        configuration.externalStorage = database?.storage
         // Art runs in a process of its own unless --isolate says otherwise: a trap in it ends that process, never
         // the app.
         configuration.isolation.modules = Set(isolated.filter { $0 != "none" }.map { ModuleID(rawValue: $0) })
@@ -216,7 +216,7 @@ struct Serve: AsyncParsableCommand {
         // Without a key given (and unless the unsafe flag is set), a fresh one, printed once with the URL to use it.
         let key = given ?? (unsafeNoOperatorKey ? nil : OperatorKey.random())
         var options = WebHostOptions(
-            allowedHosts: WebHostOptions.loopbackHosts.union(allowedHosts), idleTimeout: .seconds(idleTimeout),
+            allowedHosts: WebHostOptions.loopbackHosts.union(allowedHosts), idleTimeLimit: .seconds(idleTimeLimit),
             operatorKey: key)
         options.unsafeChangesWithoutKeyOnLoopback = unsafeNoOperatorKey
         let host = WebHost(

@@ -11,11 +11,11 @@ package import Mosaic
 /// ```swift
 /// let database = try await PostgresBackend.connect(url: "postgres://ghost@127.0.0.1/ghost")
 /// var options = KernelOptions()
-/// options.sharedStorage = database.storage
+/// options.externalStorage = database.storage
 /// ```
-public struct SharedStorage: Sendable {
-    package let state: any SharedStatePersister
-    package let policy: any SharedPolicyStore
+public struct ExternalStorage: Sendable {
+    package let state: any TransactionalStateStore
+    package let policy: any PolicyStore
     /// The outbox of durable events.
     package let events: any DurableEventStore
     /// Where the storage is, for messages (never a password).
@@ -24,7 +24,7 @@ public struct SharedStorage: Sendable {
     package let checks: @Sendable () -> [ReadinessCheck]
 
     package init(
-        state: any SharedStatePersister, policy: any SharedPolicyStore, events: any DurableEventStore,
+        state: any TransactionalStateStore, policy: any PolicyStore, events: any DurableEventStore,
         description: String, checks: @escaping @Sendable () -> [ReadinessCheck] = { [] }
     ) {
         self.state = state
@@ -35,9 +35,9 @@ public struct SharedStorage: Sendable {
     }
 }
 
-/// A persisted key's row in shared storage changed (by any instance, this one included), or the storage lost and
+/// A persisted key's row in external storage changed (by any instance, this one included), or the storage lost and
 /// regained its change feed and every row should be compared again.
-package enum SharedStateChange: Sendable {
+package enum StoredStateChange: Sendable {
     /// `id`'s row is at `revision` now; `saved` is its value, or `nil` when the row is gone (parked).
     case changed(id: String, saved: SavedState?, revision: Int64)
     /// Changes may have been missed (the feed reconnected): compare every key with the storage.
@@ -45,7 +45,7 @@ package enum SharedStateChange: Sendable {
 }
 
 /// What a compare-and-set save did.
-package enum SharedSave: Sendable, Equatable {
+package enum StateSave: Sendable, Equatable {
     /// The row was written; it is at `revision` now.
     case saved(revision: Int64)
     /// Another writer got there first: the row is `current` at `revision` (`nil` for both when there is no row).
@@ -53,7 +53,7 @@ package enum SharedSave: Sendable, Equatable {
 }
 
 /// A row a transaction writes: `id`'s new value, replacing the revision its writer read (`nil`: no row yet).
-package struct SharedRow: Sendable {
+package struct StateRow: Sendable {
     package let id: String
     package let data: Data
     package let version: Int
@@ -99,7 +99,7 @@ package struct DeliveryCompletion: Sendable, Equatable {
 }
 
 /// What committing a transaction did.
-package enum SharedCommit: Sendable {
+package enum StateCommit: Sendable {
     /// Every row was written (at these revisions), every event stored and the delivery, if any, completed.
     case committed([String: Int64])
     /// Another writer changed `id` first; nothing was stored. The row is `current` at `revision` now.
@@ -111,7 +111,7 @@ package enum SharedCommit: Sendable {
 
 /// Persisted state that several instances share: every row carries a revision, a save replaces only the revision
 /// its writer read, and every change reaches every instance's ``watch(_:)``.
-package protocol SharedStatePersister: StatePersister {
+package protocol TransactionalStateStore: SavedStateStore {
     /// Whether instances of other releases may run on this storage at once (a rolling deploy): a row saved at a
     /// version newer than a key knows is then one of theirs, live, and is left as it is rather than parked.
     var servesSeveralInstances: Bool { get }
@@ -120,18 +120,18 @@ package protocol SharedStatePersister: StatePersister {
     /// The saved values and revisions of those of `ids` that have a row, by key: in one query where the storage can.
     func loadRevisions(_ ids: [String]) async throws -> [String: (saved: SavedState, revision: Int64)]
     /// Saves `data` as `id`'s value only when its row is still at `revision` (`nil`: there is no row yet).
-    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> SharedSave
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) async throws -> StateSave
     /// Saves every row (each only when still at the revision its writer read), stores every event and completes
     /// the deliveries of `completing` (only while its claim still holds every one), in one transaction: all of it,
     /// or nothing.
-    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
-        -> SharedCommit
+    func commit(_ rows: [StateRow], events: [OutboxEvent], completing: DeliveryCompletion?) async throws
+        -> StateCommit
     /// Calls `onChange` for every change of a row from now on, until the returned watch is cancelled. It is
     /// called off the storage's own threads, and may be called for changes this instance made.
-    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch
+    func watch(_ onChange: @escaping @Sendable (StoredStateChange) -> Void) -> StoreWatch
 }
 
-extension SharedStatePersister {
+extension TransactionalStateStore {
     /// Reads each key alone, for storage with no query that reads several.
     package func loadRevisions(_ ids: [String]) async throws -> [String: (saved: SavedState, revision: Int64)] {
         var rows: [String: (saved: SavedState, revision: Int64)] = [:]
@@ -142,17 +142,17 @@ extension SharedStatePersister {
 
 /// The entitlement decisions several instances share: each granted or revoked entitlement, as last decided on any
 /// instance. Entitlements with no decision keep the host's default.
-package protocol SharedPolicyStore: Sendable {
+package protocol PolicyStore: Sendable {
     /// Every decision made so far.
     func decisions() async throws -> [Entitlement: Bool]
     /// Records that `entitlement` is granted (or revoked) for every instance.
     func decide(_ entitlement: Entitlement, granted: Bool) async throws
     /// Calls `onChange` whenever a decision may have changed (also after the feed reconnected), until cancelled.
-    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> StoreWatch
 }
 
-/// Stops a watch of shared storage.
-package struct SharedWatch: Sendable {
+/// Stops a watch of external storage.
+package struct StoreWatch: Sendable {
     private let stop: @Sendable () -> Void
 
     package init(stop: @escaping @Sendable () -> Void) { self.stop = stop }

@@ -2,10 +2,10 @@ internal import Foundation
 internal import Mosaic
 internal import Synchronization
 
-/// The outbox of a kernel without shared storage: the same deliveries, claims, retries and parking, kept in this
+/// The outbox of a kernel without external storage: the same deliveries, claims, retries and parking, kept in this
 /// process, so durable events survive a handler's failure or time-out but not the process. Times are read on the
 /// kernel's clock. A delivery is forgotten once done.
-final class MemoryDurableStore: DurableEventStore {
+final class MemoryEventStore: DurableEventStore {
     /// Every call answers from memory.
     var answersAtOnce: Bool { true }
 
@@ -221,13 +221,13 @@ final class MemoryDurableStore: DurableEventStore {
         }
     }
 
-    func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> SharedWatch {
+    func watch(_ onAppend: @escaping @Sendable (String) -> Void) -> StoreWatch {
         let token = state.withLock { state in
             state.nextWatcher += 1
             state.watchers[state.nextWatcher] = onAppend
             return state.nextWatcher
         }
-        return SharedWatch { [weak self] in self?.state.withLock { _ = $0.watchers.removeValue(forKey: token) } }
+        return StoreWatch { [weak self] in self?.state.withLock { _ = $0.watchers.removeValue(forKey: token) } }
     }
 
     /// Changes `delivery` when `claim` still holds it, and ends the claim.

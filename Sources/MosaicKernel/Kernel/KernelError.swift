@@ -25,8 +25,8 @@ public struct KernelError: Error, Sendable, CustomStringConvertible {
         public static let unknownModule = Code(rawValue: "unknown-module")
         /// The caller was cancelled while its operation waited for the ones before it; nothing changed.
         public static let cancelled = Code(rawValue: "cancelled")
-        /// The shared storage (``KernelOptions/sharedStorage``) could not record the change; nothing changed.
-        public static let sharedStorageUnavailable = Code(rawValue: "shared-storage-unavailable")
+        /// The external storage (``KernelOptions/externalStorage``) could not record the change; nothing changed.
+        public static let storageUnavailable = Code(rawValue: "storage-unavailable")
     }
 
     /// The kind of refusal.

@@ -7,7 +7,7 @@ extension Kernel {
     /// (dependents first), marks what is failed or blocked with its reason, and starts what may run (dependencies
     /// first). Boot, grant, revoke, install and uninstall all end here.
     func reconcile() async {
-        contributionStore.setGranted(policy.granted)
+        contributionHub.setGranted(policy.granted)
         deeplinkRouter.setGranted(policy.granted)
         let authorization = telemetry.startSpan(SpanName.authorize)
         var verdicts = currentVerdicts()
@@ -140,15 +140,15 @@ extension Kernel {
             }
             eventHub.activate(id)
             if !ledger.isOpen { eventHub.deactivate(id) }
-            let state = ModuleStateStore(hub: stateHub, ledger: ledger, declaredWrites: declaredWrites)
+            let state = ModuleStateAccess(hub: stateHub, ledger: ledger, declaredWrites: declaredWrites)
             let context = ActivationContext(
                 id: id, version: version, shared: contextShared, services: services,
-                contributions: Contributions(ModuleContributionSource(store: weakContributionStore, ledger: ledger)),
+                contributions: Contributions(ModuleContributionSource(store: weakContributionHub, ledger: ledger)),
                 events: Events(
                     bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services, state: state), module: id),
                 state: SharedState(store: state, module: id),
                 ledger: ledger,
-                configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationStore, ledger: ledger))
+                configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationHub, ledger: ledger))
             )
             if !stateKeys.isEmpty { await stateHub.load(stateKeys) }
             do {
@@ -186,9 +186,9 @@ extension Kernel {
             if let context = records[index].context, let ledger = records[index].ledger {
                 if !graph.nodes[index].contributions.isEmpty {
                     // Replaces the module's standby contributions, if it waited on standby, in one change.
-                    contributionStore.replace(
+                    contributionHub.replace(
                         id, graph.nodes[index].contributions.map { ($0, $0.bind(id, context)) })
-                    ledger.hold(.entry) { [contributionStore] in contributionStore.remove(id) }
+                    ledger.hold(.entry) { [contributionHub] in contributionHub.remove(id) }
                 }
                 if !graph.nodes[index].registrar.deeplinks.isEmpty {
                     deeplinkRouter.activate(
@@ -228,7 +228,7 @@ extension Kernel {
         records[index].ledger = nil
         records[index].context = nil
         // The contributions it listed on standby, if it waited there.
-        contributionStore.remove(id)
+        contributionHub.remove(id)
         runtimeDiagnostics.append(
             Diagnostic(code, .error, modules: [id], message: "\(id) failed: \(reason)", fix: fix))
         logger.error("module failed to activate", metadata: ["module": "\(id)", "reason": "\(reason)"])

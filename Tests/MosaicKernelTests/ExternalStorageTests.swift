@@ -5,9 +5,9 @@ import Testing
 
 @testable import MosaicKernel
 
-/// Shared storage in memory, whose watch tells nobody: what an instance sees before another instance's change has
+/// External storage in memory, whose watch tells nobody: what an instance sees before another instance's change has
 /// reached it. `change` writes a row as another instance would.
-final class SilentSharedStore: SharedStatePersister {
+final class SilentStateStore: TransactionalStateStore {
     var servesSeveralInstances: Bool { true }
     private let rows = Locked<[String: (saved: SavedState, revision: Int64)]>([:])
     private let revisions = Atomic<Int64>(0)
@@ -41,12 +41,12 @@ final class SilentSharedStore: SharedStatePersister {
         _ = try save(data, version: version, for: id, replacing: nil)
     }
     func park(_ id: String, reason: String) throws -> String { "nowhere" }
-    func watch(_ onChange: @escaping @Sendable (SharedStateChange) -> Void) -> SharedWatch { SharedWatch {} }
+    func watch(_ onChange: @escaping @Sendable (StoredStateChange) -> Void) -> StoreWatch { StoreWatch {} }
 
     /// The events transactions stored, in order.
     let events = Locked<[OutboxEvent]>([])
 
-    func commit(_ rows: [SharedRow], events: [OutboxEvent], completing: DeliveryCompletion?) throws -> SharedCommit {
+    func commit(_ rows: [StateRow], events: [OutboxEvent], completing: DeliveryCompletion?) throws -> StateCommit {
         self.rows.withLock { stored in
             if let stale = rows.first(where: { stored[$0.id]?.revision != $0.revision }) {
                 return .conflict(id: stale.id, current: stored[stale.id]?.saved, revision: stored[stale.id]?.revision)
@@ -62,7 +62,7 @@ final class SilentSharedStore: SharedStatePersister {
         }
     }
 
-    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> SharedSave {
+    func save(_ data: Data, version: Int, for id: String, replacing revision: Int64?) throws -> StateSave {
         rows.withLock { rows in
             guard rows[id]?.revision == revision else {
                 return .conflict(current: rows[id]?.saved, revision: rows[id]?.revision)
@@ -74,12 +74,12 @@ final class SilentSharedStore: SharedStatePersister {
     }
 }
 
-struct SharedStorageTests {
+struct ExternalStorageTests {
     static let city = StateKey("test.city", initial: "Chicago", persistence: .database)
 
     @Test func aWriteEqualToAStaleValueStillReplacesWhatAnotherInstanceSaved() async throws {
-        let store = SilentSharedStore()
-        let hub = StateHub(shared: store)
+        let store = SilentStateStore()
+        let hub = StateHub(transactional: store)
         try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         // Another instance saves Tokyo; its notification has not arrived here, so this instance still reads Oslo.
         store.change("test.city", to: "\"Tokyo\"")
@@ -91,8 +91,8 @@ struct SharedStorageTests {
     }
 
     @Test func aWriteRunsItsChangeAgainOnTheValueAnotherInstanceSaved() async throws {
-        let store = SilentSharedStore()
-        let hub = StateHub(shared: store)
+        let store = SilentStateStore()
+        let hub = StateHub(transactional: store)
         let count = StateKey("test.count", initial: 0, persistence: .database)
         try await hub.apply(count, as: StateHub.host) { $0 += 1 }
         store.change("test.count", to: "41")
@@ -102,8 +102,8 @@ struct SharedStorageTests {
     }
 
     @Test func aResynchronizationTakesARowDeletedMeanwhileAsGone() async throws {
-        let store = SilentSharedStore()
-        let hub = StateHub(shared: store)
+        let store = SilentStateStore()
+        let hub = StateHub(transactional: store)
         let untouched = StateKey("test.untouched", initial: "initial", persistence: .database)
         try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         #expect(hub.read(untouched) == "initial")
@@ -119,8 +119,8 @@ struct SharedStorageTests {
     }
 
     @Test func aResynchronizationKeepsAnOwnWriteThatLandedWhileItReadTheRowAsGone() async throws {
-        let store = SilentSharedStore()
-        let hub = StateHub(shared: store)
+        let store = SilentStateStore()
+        let hub = StateHub(transactional: store)
         try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
         store.remove("test.city")
         // The resynchronization's read finds no row; before its answer arrives, a write of this instance lands.
@@ -138,16 +138,16 @@ struct SharedStorageTests {
     }
 
     /// A hub over `store` with an outbox, as a kernel makes it.
-    static func hubWithOutbox(_ store: SilentSharedStore) -> StateHub {
+    static func hubWithOutbox(_ store: SilentStateStore) -> StateHub {
         let telemetry = MosaicKernel.Telemetry(options: KernelOptions())
         let clock = KernelClock(ContinuousClock())
         let outbox = DurableOutbox(
-            store: MemoryDurableStore(clock: clock), options: DurableEventOptions(), clock: clock, telemetry: telemetry)
-        return StateHub(shared: store, events: EventHub(telemetry: telemetry, outbox: outbox))
+            store: MemoryEventStore(clock: clock), options: DurableEventOptions(), clock: clock, telemetry: telemetry)
+        return StateHub(transactional: store, events: EventHub(telemetry: telemetry, outbox: outbox))
     }
 
     @Test func aTransactionCommitsItsWritesAndEventsTogetherAndRunsAgainOnAConflict() async throws {
-        let store = SilentSharedStore()
+        let store = SilentStateStore()
         let hub = Self.hubWithOutbox(store)
         let count = StateKey("test.count", initial: 0, persistence: .database)
         try await hub.apply(Self.city, as: StateHub.host) { $0 = "Oslo" }
@@ -166,7 +166,7 @@ struct SharedStorageTests {
     }
 
     @Test func aTransactionWhoseChangeOfAKeyInMemoryThrowsStoresNothing() async throws {
-        let store = SilentSharedStore()
+        let store = SilentStateStore()
         let hub = Self.hubWithOutbox(store)
         let visits = StateKey("test.visits", initial: 0)
         var transaction = StateTransaction()
@@ -188,7 +188,7 @@ struct SharedStorageTests {
     }
 
     @Test func aTransactionWhoseChangeThrowsStoresNothing() async throws {
-        let store = SilentSharedStore()
+        let store = SilentStateStore()
         let hub = Self.hubWithOutbox(store)
         var transaction = StateTransaction()
         transaction.set(Self.city, to: "Lima")

@@ -4,7 +4,7 @@ internal import Synchronization
 /// Every module's current configuration values, and the feeds of modules that observe them: boot fills it,
 /// ``Kernel/reloadConfiguration()`` changes it. A value is set and sent under one lock, and a new observer reads
 /// the current value and subscribes under the same lock, so an observer misses no change and sees none twice.
-final class ConfigurationStore: Sendable {
+final class ConfigurationHub: Sendable {
     /// One key's new value.
     struct Change: Sendable {
         let module: ModuleID
@@ -61,7 +61,7 @@ final class ConfigurationStore: Sendable {
 
 /// One active module's view of the store: its feeds end when its ledger is withdrawn.
 struct ModuleConfigurationFeed: ConfigurationFeed {
-    let store: ConfigurationStore
+    let store: ConfigurationHub
     let ledger: ModuleLedger
     /// Read from the ledger rather than kept: two references fit in an existential's inline buffer, so a module's
     /// configuration holds its feed without a box of its own.

@@ -8,7 +8,7 @@ import Testing
 
 /// Entitlement decisions shared in memory, which the test makes unreadable (a database that does not answer) and
 /// readable again.
-final class FlakyPolicyStore: SharedPolicyStore {
+final class FlakyPolicyStore: PolicyStore {
     struct Unreadable: Error {}
 
     private let decided = Locked<[Entitlement: Bool]>([:])
@@ -23,31 +23,31 @@ final class FlakyPolicyStore: SharedPolicyStore {
         decided.withLock { $0[entitlement] = granted }
     }
 
-    func watch(_ onChange: @escaping @Sendable () -> Void) -> SharedWatch { SharedWatch {} }
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> StoreWatch { StoreWatch {} }
 
     func setReadable(_ isReadable: Bool) { readable.store(isReadable, ordering: .releasing) }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct SharedPolicyTests {
+@Suite(.timeLimit(.minutes(1))) struct StoredPolicyTests {
     /// A kernel with a module that needs `sports`, sharing its policy through `store`, on `clock`.
     static func kernel(sharing store: FlakyPolicyStore, clock: ManualClock) -> Kernel {
         var options = KernelOptions(clock: clock)
-        options.sharedStorage = SharedStorage(
-            state: SilentSharedStore(), policy: store, events: MemoryDurableStore(clock: KernelClock(clock)),
+        options.externalStorage = ExternalStorage(
+            state: SilentStateStore(), policy: store, events: MemoryEventStore(clock: KernelClock(clock)),
             description: "the test's storage")
         return makeKernel([probe("com.app.sports", entitlements: ["sports"])], options: options)
     }
 
     /// Waits until the kernel's read of the policy that the clock started has succeeded and been applied.
     static func policyRead(by kernel: Kernel) async {
-        while await kernel.diagnostics.contains(where: { $0.code == .sharedPolicyUnavailable }) {
+        while await kernel.diagnostics.contains(where: { $0.code == .storedPolicyUnavailable }) {
             await Task.yield()
         }
         // The read succeeded; the operation applying it still runs. Another operation runs after it.
-        await kernel.refreshSharedPolicy()
+        await kernel.refreshStoredPolicy()
     }
 
-    @Test("a failed read of the shared policy keeps the policy read last: no module is switched off")
+    @Test("a failed read of the stored policy keeps the policy read last: no module is switched off")
     func aFailedReadKeepsThePolicy() async throws {
         let clock = ManualClock()
         let store = FlakyPolicyStore()
@@ -58,13 +58,13 @@ final class FlakyPolicyStore: SharedPolicyStore {
 
         // Another instance's decision is announced while the database does not answer.
         store.setReadable(false)
-        await kernel.refreshSharedPolicy()
+        await kernel.refreshStoredPolicy()
         #expect(await kernel.state(of: "com.app.sports") == .active)
-        let problem = try #require(await kernel.diagnostics.first { $0.code == .sharedPolicyUnavailable })
+        let problem = try #require(await kernel.diagnostics.first { $0.code == .storedPolicyUnavailable })
         #expect(problem.message.contains("the policy read last is kept"), "\(problem.message)")
         // Meanwhile the instance says it is not ready: the others may have decided what it has not read.
         let failing = await kernel.readinessChecks().first { !$0.passing }
-        #expect(failing?.name == "shared policy")
+        #expect(failing?.name == "stored policy")
         #expect(failing?.detail.contains("Check that the database is reachable") == true)
 
         // The read is tried again a second later on the kernel's clock, and finds the revoke made meanwhile.
@@ -92,7 +92,7 @@ final class FlakyPolicyStore: SharedPolicyStore {
         await clock.sleepers(reaching: 1, dueWithin: .seconds(1))
         clock.advance(by: .seconds(1))
         await clock.sleepers(reaching: 1, dueWithin: .seconds(2))
-        let second = try #require(await kernel.diagnostics.first { $0.code == .sharedPolicyUnavailable })
+        let second = try #require(await kernel.diagnostics.first { $0.code == .storedPolicyUnavailable })
         #expect(second.message.contains("read again in 2.0 seconds"), "\(second.message)")
 
         store.setReadable(true)

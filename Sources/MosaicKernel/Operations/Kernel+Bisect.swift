@@ -59,9 +59,11 @@ extension Bisection {
 }
 
 extension Kernel {
-    /// Finds the module behind a failing check by holding off halves of the active modules live (no restart),
-    /// running `check` after each change, and returns it with the steps; every module is then brought back as it
-    /// was (a module held off is deactivated, and activated again at the end).
+    /// Finds the module behind a failing `check`, and returns it with the steps that found it.
+    ///
+    /// - Halves of the active modules are held off live (no restart), and `check` runs after each change.
+    /// - Every module is then brought back as it was: a module held off is deactivated, and activated again at the
+    ///   end.
     ///
     /// ```swift
     /// let found = try await kernel.bisect { await pageRenders() }   // true: the check passes

@@ -20,7 +20,7 @@ package struct SavedState: Sendable, Equatable {
 /// one, whole); `park` moves the saved value somewhere no `save` overwrites, with its version and the reason, so
 /// data the code cannot use is never lost. No call blocks a thread of the cooperative pool: a store that must
 /// block (files, SQLite) does so on a thread of its own. Errors thrown name the store and what to check.
-package protocol StatePersister: Sendable {
+package protocol SavedStateStore: Sendable {
     /// `id`'s saved value, or `nil` when nothing is saved.
     func load(_ id: String) async throws -> SavedState?
     /// Saves `data` as `id`'s value at `version`, replacing what was saved.

@@ -47,7 +47,7 @@ extension Kernel {
                 holdings.append("the built instance of \(box.key)")
             }
         }
-        let points = contributionStore.points(of: id)
+        let points = contributionHub.points(of: id)
         if !points.isEmpty { holdings.append("contributions to \(points.joined(separator: ", "))") }
         if deeplinkRouter.hasRoutes(of: id) { holdings.append("its link handlers") }
         if eventHub.isPublisher(id) { holdings.append("the right to publish events") }

@@ -13,10 +13,10 @@ extension Kernel {
     /// Grants `entitlement` and activates, in dependency order, every module that was waiting for it. With shared
     /// storage, every instance grants it.
     ///
-    /// The decision is recorded in shared storage first, within ``KernelOptions/storageTimeLimit``, while other
+    /// The decision is recorded in external storage first, within ``KernelOptions/storageTimeLimit``, while other
     /// operations run; only applying it waits for them.
     ///
-    /// - Throws: ``KernelError/Code-swift.struct/sharedStorageUnavailable`` when the shared storage cannot record
+    /// - Throws: ``KernelError/Code-swift.struct/storageUnavailable`` when the external storage cannot record
     ///   it in time (nothing changes here then), or when the kernel is not running.
     public func grant(_ entitlement: Entitlement) async throws(KernelError) {
         try requireRunning()
@@ -31,7 +31,7 @@ extension Kernel {
     }
 
     /// Revokes `entitlement`: deactivates every module that needs it and every module that requires those,
-    /// dependents first. They come back when it is granted again. With shared storage, every instance revokes it.
+    /// dependents first. They come back when it is granted again. With external storage, every instance revokes it.
     ///
     /// As with ``grant(_:)``, the decision is recorded within ``KernelOptions/storageTimeLimit`` before the
     /// operation takes its turn.

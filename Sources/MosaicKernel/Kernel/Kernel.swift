@@ -16,7 +16,7 @@ internal import Tracing
 /// ``uninstall(_:dependents:)``, ``shutdown()``) run one at a time, in the order they were called; queries answer
 /// at once, even while an operation is under way.
 public actor Kernel {
-    private enum Status {
+    enum Status {
         case idle
         case running
         case shutDown
@@ -63,15 +63,15 @@ public actor Kernel {
 
     // MARK: The module graph and the policy over it
 
-    private var status = Status.idle
+    var status = Status.idle
     var catalog: ModuleCatalog
     var graph: ModuleGraph
     var policy: EntitlementPolicy
-    /// The policy the host created the kernel with: with shared storage, the default for undecided entitlements.
+    /// The policy the host created the kernel with: with external storage, the default for undecided entitlements.
     let defaultPolicy: EntitlementPolicy
     var authorizationDiagnostics: [Diagnostic] = []
     /// How this instance follows the policy instances share: the watch on its changes, and how its reads went.
-    var policyReads = SharedPolicyReads()
+    var policyReads = StoredPolicyReads()
     /// The sweep that abandons the deliveries of durable handlers nothing runs any more.
     var strandedSweep: Task<Void, Never>?
 
@@ -89,7 +89,7 @@ public actor Kernel {
     var heldOff: Set<ModuleID> = []
     var activeBeforeHold: [ModuleID] = []
     var runtimeDiagnostics: [Diagnostic] = []
-    private var bootDuration: Duration = .zero
+    var bootDuration: Duration = .zero
     /// What the operation under way activates modules for (boot, a grant, an install).
     var operationCause = ActivationCause.boot
 
@@ -98,7 +98,7 @@ public actor Kernel {
     /// Each module's configuration as read, and the watch that reloads it.
     var configurationReads = ConfigurationReads()
     /// Each module's current configuration values and their observers (reloads change them).
-    let configurationStore = ConfigurationStore()
+    let configurationHub = ConfigurationHub()
     let changes = Broadcast<StateChange>()
     /// Advances whenever a module's state changes.
     let moduleVersion: VersionCounter
@@ -111,9 +111,9 @@ public actor Kernel {
 
     var serviceRuntime: ServiceRuntime
     /// What active modules contribute, mediated per point.
-    let contributionStore: ContributionStore
+    let contributionHub: ContributionHub
     /// The store as module views reach it (weakly).
-    let weakContributionStore: WeakContributionStore
+    let weakContributionHub: WeakContributionHub
     /// The deeplink handlers of active modules.
     let deeplinkRouter: DeeplinkRouter
     /// Events between modules.
@@ -170,16 +170,16 @@ public actor Kernel {
         self.serviceRuntime = ServiceRuntime(
             graph: graph, preview: options.preview, observer: ServiceTelemetry.observer(for: telemetry))
         let clock = self.clock
-        // Shared storage when the host has one; else the embedded database in the state directory; else memory.
+        // External storage when the host has one; else the embedded database in the state directory; else memory.
         let embedded =
-            options.sharedStorage == nil
+            options.externalStorage == nil
             ? options.stateDirectory.map {
-                EmbeddedStorage(directory: $0, busyTimeout: options.stateDatabaseBusyTimeout, clock: clock)
+                EmbeddedStorage(directory: $0, busyTimeLimit: options.stateDatabaseBusyTimeLimit, clock: clock)
             } : nil
         self.embedded = embedded
         let outbox: any DurableEventStore =
-            if let shared = options.sharedStorage { shared.events } else if let embedded { embedded } else {
-                MemoryDurableStore(clock: clock)
+            if let external = options.externalStorage { external.events } else if let embedded { embedded } else {
+                MemoryEventStore(clock: clock)
             }
         let eventHub = EventHub(
             telemetry: telemetry,
@@ -192,11 +192,11 @@ public actor Kernel {
         let renderSignal = Broadcast<Void>()
         self.renderSignal = renderSignal
         self.moduleVersion = VersionCounter(signal: renderSignal)
-        let contributionStore = ContributionStore(points: graph.points.values, signal: renderSignal)
-        self.contributionStore = contributionStore
-        self.weakContributionStore = WeakContributionStore(contributionStore)
+        let contributionHub = ContributionHub(points: graph.points.values, signal: renderSignal)
+        self.contributionHub = contributionHub
+        self.weakContributionHub = WeakContributionHub(contributionHub)
         self.stateHub = StateHub(
-            shared: options.sharedStorage?.state ?? embedded, telemetry: telemetry, signal: renderSignal,
+            transactional: options.externalStorage?.state ?? embedded, telemetry: telemetry, signal: renderSignal,
             events: eventHub, clock: clock, timeLimit: options.storageTimeLimit)
         self.deeplinkRouter = DeeplinkRouter(
             navigator: navigator, pendingLimit: options.pendingDeeplinkLimit,
@@ -214,7 +214,7 @@ public actor Kernel {
         policyReads.stop()
         strandedSweep?.cancel()
         changes.finish()
-        contributionStore.finish()
+        contributionHub.finish()
         deeplinkRouter.finish()
         stateHub.finish()
         renderSignal.finish()
@@ -248,79 +248,6 @@ public actor Kernel {
         let graph = ModuleGraph(
             catalog: catalog, host: host, services: services, standard: standard, extensionPoints: extensionPoints)
         return graph.diagnostics + graph.verdicts(under: entitlements).diagnostics
-    }
-
-    /// Validates the catalog and activates every module that can run, in dependency order.
-    ///
-    /// Problems with single modules do not throw: they are in the report, and the other modules still start.
-    /// - Throws: ``KernelError`` only when the kernel was already booted or shut down, or (`.cancelled`) when the
-    ///   calling task was cancelled while another operation of the kernel ran: then nothing started.
-    @discardableResult
-    public func boot() async throws(KernelError) -> BootReport {
-        try await exclusively { () async throws(KernelError) -> BootReport in
-            switch status {
-            case .idle: status = .running
-            case .running: throw KernelError(.alreadyBooted, "The kernel is already booted; boot() runs once.")
-            case .shutDown: throw KernelError(.shutDown, "The kernel was shut down; create a new one to boot again.")
-            }
-            let started = clock.now()
-            let span = telemetry.startSpan(SpanName.boot, attributes: [SpanKey.modules: .int64(Int64(records.count))])
-            // Before the first read succeeds, nothing is granted: an instance never runs a module another has
-            // revoked access to. The watch starts first: a decision made after the read is announced, and applied
-            // once the boot is done (the instance is not ready until then).
-            watchSharedPolicy()
-            let read = await readSharedPolicy()
-            if options.sharedStorage != nil { policy = read.flatMap { policy(after: $0) } ?? EntitlementPolicy.none }
-            let starter: @Sendable (ModuleID, String) async -> Void = { [weak self] module, use in
-                _ = try? await self?.start(module, for: use)
-            }
-            deeplinkRouter.setStarter(starter)
-            eventHub.standbySubscribers.setStarter(starter)
-            await within(span) {
-                let validation = telemetry.startSpan(SpanName.validate)
-                for index in records.indices { validate(index) }
-                validation.attributes.set(SpanKey.diagnostics, value: .int64(Int64(graph.diagnostics.count)))
-                validation.end()
-                await reconcile()
-            }
-            if let read { policyReads.enforced = max(policyReads.enforced, read.number) }
-            watchConfiguration()
-            watchStrandedHandlers()
-            bootDuration = clock.now() - started
-            telemetry.record(MetricName.bootDuration, [], bootDuration)
-            span.end()
-            let report = self.report()
-            report.log(to: logger)
-            return report
-        }
-    }
-
-    /// Deactivates every active module, dependents before their dependencies, and ends every feed of state changes.
-    /// Calling it again does nothing.
-    public func shutdown() async {
-        await exclusivelyEvenIfCancelled {
-            guard status != .shutDown else { return }
-            status = .shutDown
-            configurationReads.watch?.cancel()
-            configurationReads.watch = nil
-            policyReads.stop()
-            strandedSweep?.cancel()
-            strandedSweep = nil
-            for module in isolation.all { module.cancelCrashHandling() }
-            let span = telemetry.startSpan(SpanName.shutdown)
-            await within(span) { await deactivate(records.indices.filter { records[$0].isActive }) }
-            span.end()
-            logger.info("Mosaic kernel shut down", metadata: ["modules": "\(records.count)"])
-            changes.finish()
-            contributionStore.finish()
-            deeplinkRouter.finish()
-            eventHub.finish()
-            stateHub.finish()
-            configurationStore.finish()
-            renderSignal.finish()
-            // Another kernel may take the state directory's outbox over now.
-            embedded?.file.releaseLock()
-        }
     }
 
     /// The state of the module with identifier `id`, or `nil` when the kernel has no such module.

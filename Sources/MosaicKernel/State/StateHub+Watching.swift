@@ -2,7 +2,7 @@ internal import Foundation
 internal import Mosaic
 internal import Synchronization
 
-/// Shared storage: several instances of one app write the same rows, and every instance's observers see every
+/// External storage: several instances of one app write the same rows, and every instance's observers see every
 /// change, through the storage's watch.
 extension StateHub {
     /// The error of a write that met a row saved in a shape this instance cannot read.
@@ -23,9 +23,9 @@ extension StateHub {
         }
     }
 
-    /// A change of shared storage, from the storage's watch: newer rows replace what this instance holds; after a
+    /// A change of external storage, from the storage's watch: newer rows replace what this instance holds; after a
     /// reconnect, every key in use is read again.
-    func receive(_ change: SharedStateChange) {
+    func receive(_ change: StoredStateChange) {
         switch change {
         case .changed(let id, let saved, let revision):
             adopt(id, saved: saved, revision: revision, force: false)
@@ -41,7 +41,7 @@ extension StateHub {
     /// Keys are read in batches of ``resynchronizationBatch``, one batch at a time, each within the storage time
     /// limit. One pass runs at a time: asked for during one, another runs once it ends (however often it was asked).
     func resynchronize() async {
-        guard let shared else { return }
+        guard let transactional else { return }
         let starts = state.withLock { state in
             if state.resynchronizing { state.resynchronizeAgain = true }
             defer { state.resynchronizing = true }
@@ -50,7 +50,7 @@ extension StateHub {
         guard starts else { return }
         var again = true
         while again {
-            await resynchronizationPass(shared)
+            await resynchronizationPass(transactional)
             again = state.withLock { state in
                 defer { state.resynchronizeAgain = false }
                 state.resynchronizing = state.resynchronizeAgain
@@ -62,7 +62,7 @@ extension StateHub {
     /// The most keys one query of a resynchronization reads.
     static let resynchronizationBatch = 500
 
-    private func resynchronizationPass(_ shared: any SharedStatePersister) async {
+    private func resynchronizationPass(_ transactional: any TransactionalStateStore) async {
         let held = state.withLock { state in
             state.entries.compactMap { id, entry in entry.adopt == nil ? nil : (id, entry.revision) }
         }
@@ -74,7 +74,7 @@ extension StateHub {
             do {
                 let ids = batch.map(\.0)
                 rows = try await Deadline.wait(until: clock.now() + timeLimit, on: clock) {
-                    try await shared.loadRevisions(ids)
+                    try await transactional.loadRevisions(ids)
                 }
             } catch {
                 // The next change or write of these keys brings them up to date; the watch reports the outage.

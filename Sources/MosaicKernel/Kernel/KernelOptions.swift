@@ -20,12 +20,17 @@ public struct KernelOptions: Sendable {
     public var pendingDeeplinkLimit: Int
     /// How long a link waits for its handler's module before it is reported not handled.
     public var pendingDeeplinkTimeLimit: Duration
-    /// Where state keys persisted as files are kept; `nil` keeps them in memory.
+    /// The directory of embedded storage (`state.sqlite`: persisted keys and durable events); `nil` keeps them in
+    /// memory.
     public var stateDirectory: String?
-    /// How long a write to the state database waits for another process's lock before it fails.
-    public var stateDatabaseBusyTimeout: Duration
-    /// How long a state write, a transaction or a durable publish may wait for its storage (and for the writes of
-    /// its keys before it) before it fails with an `unavailable` code; the web host answers that with 503.
+    /// How long a write to the state database waits for another process's lock before it fails (SQLite's busy
+    /// timeout).
+    public var stateDatabaseBusyTimeLimit: Duration
+    /// How long a call to storage may take before it fails with an `unavailable` code.
+    ///
+    /// - It bounds a state write, a transaction and a durable publish, counting the wait for earlier writes of the
+    ///   same keys.
+    /// - The web host answers such a failure with 503.
     public var storageTimeLimit: Duration
     /// How many modules may activate (or deactivate) at once; at least 1.
     public var maximumConcurrentActivations: Int
@@ -46,11 +51,13 @@ public struct KernelOptions: Sendable {
     /// Where modules' configuration values come from (environment variables, a JSON file, the command line…),
     /// asked in order; boot reads and checks every key a module declares before any module runs.
     public var configurationProviders: [any ConfigProvider] = []
-    /// Where the app's instances share persisted state keys and the entitlement policy (`MosaicPostgres`'s
-    /// `PostgresBackend.storage`); `nil` keeps persisted keys under ``stateDirectory`` and the policy in this
-    /// process. With it, every persisted key lives there, whatever its `StatePersistence`, and the policy the
-    /// kernel is created with is the default for entitlements no instance has granted or revoked yet.
-    public var sharedStorage: SharedStorage? = nil
+    /// The external storage every instance of the app uses (`MosaicPostgres`'s `PostgresBackend.storage`).
+    ///
+    /// - With it, every persisted key, durable event and entitlement decision lives there, and the policy the
+    ///   kernel is created with is the default for entitlements no instance has granted or revoked yet.
+    /// - Without it (`nil`), persisted keys and durable events are in ``stateDirectory``, and the policy is this
+    ///   process's.
+    public var externalStorage: ExternalStorage? = nil
     /// How durable events are retried and claimed (see `DurableEvent`).
     public var durableEvents = DurableEventOptions()
     /// Which modules run in a process of their own, and how they are restarted after a crash.
@@ -71,13 +78,13 @@ public struct KernelOptions: Sendable {
         stateDirectory: String? = nil,
         maximumConcurrentActivations: Int = 8,
         preview: Bool = false,
-        stateDatabaseBusyTimeout: Duration = .seconds(5),
+        stateDatabaseBusyTimeLimit: Duration = .seconds(5),
         storageTimeLimit: Duration = .seconds(5),
         clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.storageTimeLimit = storageTimeLimit
         self.clock = clock
-        self.stateDatabaseBusyTimeout = stateDatabaseBusyTimeout
+        self.stateDatabaseBusyTimeLimit = stateDatabaseBusyTimeLimit
         self.preview = preview
         self.activationTimeLimit = activationTimeLimit
         self.deactivationTimeLimit = deactivationTimeLimit

@@ -73,7 +73,7 @@ extension Kernel {
             guard case .standby = records[index].lifecycle, !graph.nodes[index].contributions.isEmpty else { continue }
             listed.append(standbyContributions(of: index))
         }
-        contributionStore.replace(listed)
+        contributionHub.replace(listed)
     }
 
     /// The contributions of the module at `index` as they are listed while it waits on standby.
@@ -82,7 +82,7 @@ extension Kernel {
     ) -> (module: ModuleID, contributions: [(ContributionDeclaration, any Sendable)]) {
         let id = graph.nodes[index].id
         let host = self.host
-        let store = contributionStore
+        let store = contributionHub
         return (
             id,
             graph.nodes[index].contributions.map { declaration in
@@ -113,7 +113,7 @@ extension Kernel {
         } else if from == .standby {
             deeplinkRouter.setStandby(id, false)
             eventHub.standbySubscribers.set(id, subscribingTo: subscribed, isOnStandby: false)
-            if to != .authorized { contributionStore.remove(id) }
+            if to != .authorized { contributionHub.remove(id) }
         }
     }
 }

@@ -8,7 +8,7 @@ internal import Synchronization
 /// point costs a lock, a dictionary lookup and a retain of the list: O(1) in the number of contributions.
 /// Observers get the current list, then each new one; each observer buffers only the newest list, so a slow
 /// observer skips lists it had no time for but always ends on the latest, and never holds up the kernel.
-final class ContributionStore: ContributionSource {
+final class ContributionHub: ContributionSource {
     private struct Entry {
         let module: ModuleID
         let keys: ContributionOrder.Keys
