@@ -52,36 +52,28 @@ final class ChildProcess: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment[Self.moduleVariable] = module.rawValue
         process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        let error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
+        let pipes = try ChildPipes()
+        process.standardInput = pipes.childEnds.input
+        process.standardOutput = pipes.childEnds.output
+        process.standardError = pipes.childEnds.error
         self.module = module
         self.process = process
-        self.input = input.fileHandleForWriting
+        self.input = pipes.input
         self.writer = DispatchQueue(label: "mosaic.isolation.\(module)")
         self.logger = logger
         self.state = Locked(State(standardError: StandardErrorTail(keeping: standardErrorLines), ending: ended))
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.received(output: data)
-        }
-        error.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.received(error: data)
-        }
         process.terminationHandler = { [weak self] process in
             self?.terminated(Self.describe(process.terminationReason, process.terminationStatus))
         }
-        try process.run()
-        // The child holds its ends now; the host's copies would keep the pipes open after the child ended.
-        try? input.fileHandleForReading.close()
-        try? output.fileHandleForWriting.close()
-        try? error.fileHandleForWriting.close()
+        do {
+            try ChildPipes.spawning.withLock { _ in try process.run() }
+        } catch {
+            pipes.abandon()
+            throw error
+        }
+        pipes.start(
+            label: "mosaic.isolation.\(module)", output: { [weak self] in self?.received(output: $0) },
+            error: { [weak self] in self?.received(error: $0) })
     }
 
     /// A write to the pipe of a child that ended fails with EPIPE instead of ending the host with SIGPIPE. Process
