@@ -11,8 +11,7 @@ cd "$(dirname "$0")/.."
 rounds="${1:-3}"
 rate="${2:-100}"
 venv=Benchmarks/.peers-venv
-bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
-[ -n "$bin" ] || { echo "needs PostgreSQL: apt-get install postgresql" >&2; exit 1; }
+source Benchmarks/pg-cluster.sh
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 # Each peer installs on its own, so that one that cannot leaves the others running; every version is pinned.
 unavailable="$venv/unavailable.txt"
@@ -28,15 +27,6 @@ for peer in "pgqueuer:pgqueuer asyncpg" "procrastinate:procrastinate" "awa:awa-p
     fi
 done
 swift build -c release --package-path Benchmarks --product MosaicBenchmarks >/dev/null
-as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi; }
-root="$(mktemp -d)"
-chmod 777 "$root"
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-(cd /tmp && as_postgres "$bin/initdb" -D "$root/pg" -U bench -A trust >/dev/null)
-(cd /tmp && as_postgres "$bin/pg_ctl" -D "$root/pg" -l "$root/pg.log" -w \
-    -o "-p $port -k $root -c listen_addresses=127.0.0.1" start >/dev/null)
-trap '(cd /tmp && as_postgres "$bin/pg_ctl" -D "$root/pg" -m immediate -w stop >/dev/null); rm -rf "$root"' EXIT
-(cd /tmp && as_postgres "$bin/createdb" -h 127.0.0.1 -p "$port" -U bench bench)
 {
     echo "# bash Benchmarks/peers.sh $rounds $rate"
     echo "started $(date -u '+%Y-%m-%d %H:%M:%S') UTC at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Benchmarks/Sources || echo ' (with uncommitted changes)'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -5,17 +5,7 @@
 # Debian's postgresql. Run from the repository root: bash Benchmarks/postgres.sh [MODE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
-[ -n "$bin" ] || { echo "needs PostgreSQL: apt-get install postgresql" >&2; exit 1; }
-as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi; }
-root="$(mktemp -d)"
-chmod 777 "$root"
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-(cd /tmp && as_postgres "$bin/initdb" -D "$root/pg" -U bench -A trust >/dev/null)
-(cd /tmp && as_postgres "$bin/pg_ctl" -D "$root/pg" -l "$root/pg.log" -w \
-    -o "-p $port -k $root -c listen_addresses=127.0.0.1" start >/dev/null)
-trap '(cd /tmp && as_postgres "$bin/pg_ctl" -D "$root/pg" -m immediate -w stop >/dev/null); rm -rf "$root"' EXIT
-(cd /tmp && as_postgres "$bin/createdb" -h 127.0.0.1 -p "$port" -U bench bench)
+source Benchmarks/pg-cluster.sh
 swift build -c release --package-path Benchmarks --product MosaicBenchmarks >/dev/null
 for _ in $(seq "${RUNS:-3}"); do
     Benchmarks/.build/release/MosaicBenchmarks "${1:-propagation}" "postgres://bench@127.0.0.1:$port/bench?sslmode=disable"
