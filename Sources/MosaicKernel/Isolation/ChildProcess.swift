@@ -38,6 +38,8 @@ final class ChildProcess: Sendable {
         var ended: String?
         var endWaiters: [CheckedContinuation<String, Never>] = []
         var ending: (@Sendable (String) -> Void)?
+        /// What takes the child's requests and notices, in the order they arrive.
+        var inbound: (@Sendable (BoundaryFrame) -> Void)?
     }
 
     /// Starts `executable` serving `module`; `ended` is called once with why the child ended.
@@ -121,6 +123,18 @@ final class ChildProcess: Sendable {
         }
     }
 
+    /// Has `take` called with each request and notice from the child, in the order they arrive, on the thread that
+    /// reads them (so it must not wait).
+    func onInbound(_ take: @escaping @Sendable (BoundaryFrame) -> Void) {
+        state.withLock { $0.inbound = take }
+    }
+
+    /// Sends `frame` (an answer or a notice) after every frame sent before it; a child that ended drops it.
+    func send(_ frame: BoundaryFrame) {
+        guard let bytes = try? FrameReader.bytes(of: frame) else { return }
+        writer.async { [input] in try? input.write(contentsOf: bytes) }
+    }
+
     /// Closes the child's input, which tells it to exit, and waits until it has ended; after `grace` the child is
     /// killed, and after another `grace` it counts as ended whether or not its end was reported (so that a host
     /// never waits on a child without bound). Returns why it ended.
@@ -161,17 +175,20 @@ final class ChildProcess: Sendable {
 
     private func received(output data: Data) {
         var replies: [(CheckedContinuation<Data?, any Error>, Result<Data?, any Error>)] = []
+        var inbound: [BoundaryFrame] = []
         var broken: String?
-        state.withLock { state in
+        let take = state.withLock { state -> (@Sendable (BoundaryFrame) -> Void)? in
             if data.isEmpty {
                 state.outputClosed = true
-                return
+                return nil
             }
             do {
                 for frame in try state.reader.frames(after: data) {
-                    guard case .reply(let number, let reply) = frame, let waiting = state.pending[number] else {
+                    guard case .reply(let number, let reply) = frame else {
+                        inbound.append(frame)
                         continue
                     }
+                    guard let waiting = state.pending[number] else { continue }
                     state.pending[number] = nil
                     switch reply {
                     case .done(let value): replies.append((waiting, .success(value)))
@@ -182,8 +199,11 @@ final class ChildProcess: Sendable {
             } catch {
                 broken = String(describing: error)
             }
+            return state.inbound
         }
         for (continuation, result) in replies { continuation.resume(with: result) }
+        // Taken on the reading thread, in order: a notice's effect comes before any later frame's.
+        if let take { for frame in inbound { take(frame) } }
         if let broken {
             logger.error(
                 "an isolated module's process broke the protocol; it is ended", metadata: ["reason": "\(broken)"])
@@ -239,6 +259,7 @@ final class ChildProcess: Sendable {
                 state.pending = [:]
                 state.endWaiters = []
                 state.ending = nil
+                state.inbound = nil
             }
             return (reason, Array(state.pending.values), state.endWaiters, state.ending)
         }
@@ -262,54 +283,5 @@ final class ChildProcess: Sendable {
             SIGBUS: "SIGBUS", SIGKILL: "SIGKILL", SIGTERM: "SIGTERM", SIGFPE: "SIGFPE",
         ]
         return "ended with signal \(status)" + (names[status].map { " (\($0))" } ?? "")
-    }
-}
-
-/// The last lines of a child's standard error, cut into lines as the bytes arrive.
-struct StandardErrorTail {
-    private(set) var lines: [String] = []
-    private var partial = Data()
-    private var keeping = 20
-    private var inBacktrace = false
-
-    init(keeping: Int = 20) { self.keeping = max(0, keeping) }
-
-    /// Takes `data`; returns the lines it completes.
-    mutating func append(_ data: Data) -> [String] {
-        partial.append(data)
-        var complete: [String] = []
-        while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
-            complete.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
-            partial = Data(partial[(newline + 1)...])
-        }
-        // A child that writes without newlines is cut at 4 KiB, not kept whole.
-        if partial.count > 4_096 {
-            complete.append(String(decoding: partial, as: UTF8.self))
-            partial = Data()
-        }
-        keep(complete)
-        return complete
-    }
-
-    /// The line the child left unfinished, at the end of its stream.
-    mutating func flush() -> [String] {
-        guard !partial.isEmpty else { return [] }
-        let line = [String(decoding: partial, as: UTF8.self)]
-        partial = Data()
-        keep(line)
-        return line
-    }
-
-    private mutating func keep(_ new: [String]) {
-        // The Swift runtime's backtrace of a crash follows its first line: the host logs it, and the report keeps
-        // what the child wrote before it (the trap's message), which says more in a line.
-        guard !inBacktrace else { return }
-        var new = new[...]
-        if let start = new.firstIndex(where: { $0.contains("Program crashed:") }) {
-            inBacktrace = true
-            new = new[...start]
-        }
-        lines.append(contentsOf: new.map { String($0.prefix(500)) })
-        if lines.count > keeping { lines.removeFirst(lines.count - keeping) }
     }
 }
