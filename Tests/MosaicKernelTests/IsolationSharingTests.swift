@@ -3,7 +3,18 @@ import IsolationFixtures
 import Mosaic
 import MosaicKernel
 import MosaicTesting
+import MosaicWeb
 import Testing
+
+extension Kernel {
+    /// Whether the echo module's page answers 200 from its process now.
+    func echoAnswers() async throws -> Bool {
+        guard let route = try await route(of: IsolationFixtures.echo) else { return false }
+        let response = try await route.handle(
+            WebRequest(method: "GET", path: "/echo/hello", parameters: ["word": "hello"]))
+        return response.status == 200
+    }
+}
 
 extension Feed where Element == EventEnvelope<FixtureReport> {
     /// The first report from now on whose text is `text`.
@@ -85,9 +96,11 @@ struct IsolationSharingTests {
     func trapInObserver() async throws {
         let clock = ManualClock()
         let trapper = IsolationFixtures.trapsInObserver
-        let kernel = try isolatingKernel([trapper, sharer], hostIsolates: [trapper, sharer], clock: clock)
+        let modules = [trapper, sharer, IsolationFixtures.echo]
+        let kernel = try isolatingKernel(modules, hostIsolates: [trapper, sharer], clock: clock)
         try await kernel.boot()
         let first = try #require(kernel.status(of: trapper)?.processIdentifier)
+        #expect(try await kernel.echoAnswers())
         #expect(await kernel.open("ghost://dashboard/increment") == .handled(tab: "dashboard", module: sharer))
 
         try await kernel.sharedState.set(.fixtureTrigger, to: "trap")
@@ -95,6 +108,7 @@ struct IsolationSharingTests {
         #expect(failed.reason?.contains("signal") == true, "\(failed)")
         #expect(failed.reason?.contains(IsolationFixtures.trapMessage) == true, "\(failed)")
         #expect(try await kernel.widgetText(of: "com.app.bystander") == "steady")
+        #expect(try await kernel.echoAnswers())
         #expect(await kernel.open("ghost://dashboard/increment") == .handled(tab: "dashboard", module: sharer))
         #expect(kernel.sharedState[.fixtureCounter] == 2, "every acknowledged write stays")
 
@@ -113,7 +127,8 @@ struct IsolationSharingTests {
     func trapInHandler() async throws {
         let clock = ManualClock()
         let trapper = IsolationFixtures.trapsInHandler
-        let kernel = try isolatingKernel([trapper, sharer], hostIsolates: [trapper, sharer], clock: clock)
+        let modules = [trapper, sharer, IsolationFixtures.echo]
+        let kernel = try isolatingKernel(modules, hostIsolates: [trapper, sharer], clock: clock)
         try await kernel.boot()
         let first = try #require(kernel.status(of: trapper)?.processIdentifier)
         let reports = kernel.events.subscribe(to: FixtureReport.self)
@@ -122,6 +137,7 @@ struct IsolationSharingTests {
         let failed = try #require(await kernel.state(of: trapper, once: \.isFailed))
         #expect(failed.reason?.contains(IsolationFixtures.trapMessage) == true, "\(failed)")
         #expect(try await kernel.widgetText(of: "com.app.bystander") == "steady")
+        #expect(try await kernel.echoAnswers())
         // The other isolated subscriber got the same event, and answers on.
         #expect(await reports.first("trap: counter=0 log=")?.sender == sharer)
 
@@ -149,6 +165,26 @@ struct IsolationSharingTests {
         #expect(messages.contains { $0.contains("not Codable") && $0.contains("Unencodable") }, "\(messages)")
         #expect(report[id]?.state.isFailed == true)
         #expect(kernel.status(of: id)?.processIdentifier == nil)
+        await kernel.shutdown()
+    }
+
+    @Test("every write the host acknowledged outlives a SIGKILL of the writer's process, whose next one mirrors it")
+    func killedWriter() async throws {
+        let clock = ManualClock()
+        let kernel = try isolatingKernel([sharer], hostIsolates: [sharer], clock: clock)
+        try await kernel.boot()
+        #expect(await kernel.open("ghost://dashboard/increment") == .handled(tab: "dashboard", module: sharer))
+        #expect(await kernel.open("ghost://dashboard/transfer") == .handled(tab: "dashboard", module: sharer))
+        #expect(kernel.killIsolatedProcess(of: sharer))
+        #expect(await kernel.state(of: sharer, once: \.isFailed) != nil)
+        #expect(kernel.sharedState[.fixtureCounter] == 11)
+
+        await clock.sleepers(reaching: 1, dueWithin: .seconds(1))
+        clock.advance(by: .seconds(1))
+        #expect(await kernel.state(of: sharer, once: \.isActive) != nil)
+        let reports = kernel.events.subscribe(to: FixtureReport.self)
+        try kernel.events.publish(FixtureRequest("after"))
+        #expect(await reports.first("after: counter=11 log=+10")?.sender == sharer)
         await kernel.shutdown()
     }
 }
