@@ -80,10 +80,10 @@ package struct DeclaredEventType: Sendable, Hashable {
     /// Decodes `event` and hands it to `relay`'s subscribers as sent by `sender`.
     package let relay: @Sendable (_ event: Data, _ relay: any EventRelaying, _ sender: ModuleID) -> Bool
     /// Subscribes to the type on `bus` as `subscriber` now, and returns the work that calls `deliver` with each
-    /// event, encoded, and its sender, until cancelled or the subscription ends.
+    /// event, encoded (`nil` when it does not encode), and its sender, until cancelled or the subscription ends.
     package let forward:
         @Sendable (
-            _ bus: any EventBus, _ subscriber: ModuleID, _ deliver: @escaping @Sendable (Data, ModuleID) -> Void
+            _ bus: any EventBus, _ subscriber: ModuleID, _ deliver: @escaping @Sendable (Data?, ModuleID) -> Void
         ) -> @Sendable () async -> Void
 
     init<Event: Codable & Sendable>(_ type: Event.Type) {
@@ -106,10 +106,7 @@ package struct DeclaredEventType: Sendable, Hashable {
         forward = { bus, subscriber, deliver in
             let events = bus.subscribe(Event.self, subscriber: subscriber, buffer: 256)
             return {
-                for await envelope in events {
-                    guard let data = try? JSONEncoder().encode(envelope.event) else { continue }
-                    deliver(data, envelope.sender)
-                }
+                for await envelope in events { deliver(try? JSONEncoder().encode(envelope.event), envelope.sender) }
             }
         }
     }

@@ -54,7 +54,11 @@ final class SharingHost: Sendable {
         }
         guard let bus = context.events.bus else { return }
         for type in subscribed {
-            let work = type.forward(bus, module) { [child, name = type.name] event, sender in
+            let work = type.forward(bus, module) { [child, logger, name = type.name] event, sender in
+                guard let event else {
+                    logger.error("an event could not be encoded for the isolated module", metadata: ["type": "\(name)"])
+                    return
+                }
                 child.send(.notice(.event(type: name, sender: sender.rawValue, event: event)))
             }
             context.task { await work() }
@@ -125,7 +129,10 @@ final class SharingHost: Sendable {
         guard let store = context.state.store else { return }
         sending.withLock { _ in
             for id in ids {
-                guard let value = keys[id]?.encoded(store) else { continue }
+                guard let value = keys[id]?.encoded(store) else {
+                    logger.error("a state value does not encode for the module's process", metadata: ["key": "\(id)"])
+                    continue
+                }
                 child.send(.notice(.state(key: id, value: value)))
             }
         }
