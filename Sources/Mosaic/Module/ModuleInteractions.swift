@@ -2,8 +2,10 @@
 /// (a module canvas: the `canvas` command, the web host's `/modules/ID`) without running the module.
 ///
 /// The kernel holds a module to its `writes`: a write of a key it did not declare is refused (`notAllowed`).
-/// `publishes`, `subscribes` and `reads` are declarations only. The state keys declared (read or written) are what
-/// the kernel loads before the module activates, so that reading them never waits.
+/// The state keys declared (read or written) are what the kernel loads before the module activates, so that reading
+/// them never waits. In process, `publishes`, `subscribes` and `reads` are declarations only; for a module in a
+/// process of its own they are what crosses: the keys its process mirrors, and the `Codable` event types whose
+/// events go to and from its host.
 /// ```swift
 /// module.publishes(FeatureOpened.self)
 /// module.writes(.favouriteCity)
