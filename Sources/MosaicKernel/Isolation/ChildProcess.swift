@@ -54,54 +54,28 @@ final class ChildProcess: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment[Self.moduleVariable] = module.rawValue
         process.environment = environment
-        let (input, output, error) = Self.pipes()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
+        let pipes = try ChildPipes()
+        process.standardInput = pipes.childEnds.input
+        process.standardOutput = pipes.childEnds.output
+        process.standardError = pipes.childEnds.error
         self.module = module
         self.process = process
-        self.input = input.fileHandleForWriting
+        self.input = pipes.input
         self.writer = DispatchQueue(label: "mosaic.isolation.\(module)")
         self.logger = logger
         self.state = Locked(State(standardError: StandardErrorTail(keeping: standardErrorLines), ending: ended))
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.received(output: data)
-        }
-        error.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.received(error: data)
-        }
         process.terminationHandler = { [weak self] process in
             self?.terminated(Self.describe(process.terminationReason, process.terminationStatus))
         }
-        try Self.spawning.withLock { _ in try process.run() }
-        // The child holds its ends now; the host's copies would keep the pipes open after the child ended.
-        try? input.fileHandleForReading.close()
-        try? output.fileHandleForWriting.close()
-        try? error.fileHandleForWriting.close()
-    }
-
-    /// Held while pipes are made and while a child starts: no child starts between a pipe's making and its flag.
-    private static let spawning = Mutex(())
-
-    /// The child's standard input, output and error, every end closing on exec. Without it a child started
-    /// meanwhile (another isolated module's) inherits them: holding another child's output open, it hides that
-    /// child's end from the host for as long as it lives; holding another's input, it keeps that child from
-    /// seeing the host close it. A child's own ends are its standard descriptors after the spawn's `dup2`, which
-    /// clears the flag.
-    private static func pipes() -> (Pipe, Pipe, Pipe) {
-        spawning.withLock { _ in
-            let pipes = (Pipe(), Pipe(), Pipe())
-            for pipe in [pipes.0, pipes.1, pipes.2] {
-                for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
-                    _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
-                }
-            }
-            return pipes
+        do {
+            try ChildPipes.spawning.withLock { _ in try process.run() }
+        } catch {
+            pipes.abandon()
+            throw error
         }
+        pipes.start(
+            label: "mosaic.isolation.\(module)", output: { [weak self] in self?.received(output: $0) },
+            error: { [weak self] in self?.received(error: $0) })
     }
 
     /// A write to the pipe of a child that ended fails with EPIPE instead of ending the host with SIGPIPE. Process
