@@ -79,7 +79,7 @@ public enum IsolationFixtures {
                     fatalError(trapMessage)
                 }
             })
-        catalog.add(module(trapsInActivate, activate: { fatalError(trapMessage) }) { _ in })
+        catalog.add(module(trapsInActivate, activate: { _ in fatalError(trapMessage) }) { _ in })
         catalog.add(
             module(trapsInLink) { module in
                 module.handle(feature: "trap") { _, _ in fatalError(trapMessage) }
@@ -88,11 +88,12 @@ public enum IsolationFixtures {
             module(trapsInRoute) { module in
                 module.route(.get, "/trap") { (_: WebRequest) -> WebResponse in fatalError(trapMessage) }
             })
-        catalog.add(module(throwsInActivate, activate: { throw Refusal() }) { _ in })
+        catalog.add(module(throwsInActivate, activate: { _ in throw Refusal() }) { _ in })
         catalog.add(
             module(opaque) { module in
                 module.contribute(to: opaquePoint, id: "opaque") { Opaque(run: {}) }
             })
+        for factory in sharingModules { catalog.add(factory) }
         return catalog
     }
 
@@ -100,9 +101,9 @@ public enum IsolationFixtures {
         var description: String { "the fixture refuses to start" }
     }
 
-    private static func module(
+    static func module(
         _ id: ModuleID, isolation: ModuleIsolation = .inProcess,
-        activate: @escaping @Sendable () async throws -> Void = {},
+        activate: @escaping @Sendable (ActivationContext) async throws -> Void = { _ in },
         register: @escaping @Sendable (inout ModuleRegistrar) -> Void
     ) -> ModuleFactory {
         ModuleFactory(manifest: Manifest(id: id, version: "1.0.0", isolation: isolation), register: register) {
@@ -112,9 +113,9 @@ public enum IsolationFixtures {
 
     private struct Fixture: Module {
         static let manifest = Manifest(id: "com.fixture.unused", version: "1.0.0")
-        var start: @Sendable () async throws -> Void = {}
+        var start: @Sendable (ActivationContext) async throws -> Void = { _ in }
         init() {}
-        init(start: @escaping @Sendable () async throws -> Void) { self.start = start }
-        func activate(_ context: ActivationContext) async throws { try await start() }
+        init(start: @escaping @Sendable (ActivationContext) async throws -> Void) { self.start = start }
+        func activate(_ context: ActivationContext) async throws { try await start(context) }
     }
 }

@@ -100,7 +100,7 @@ package protocol EventProcessing: Sendable {
 /// Subscriptions end when the subscribing module deactivates; publishing from a module that is no longer active
 /// throws.
 public struct Events: Sendable {
-    let bus: (any EventBus)?
+    package let bus: (any EventBus)?
     /// The module this handle publishes as.
     public let module: ModuleID
 

@@ -2,8 +2,10 @@
 /// (a module canvas: the `canvas` command, the web host's `/modules/ID`) without running the module.
 ///
 /// The kernel holds a module to its `writes`: a write of a key it did not declare is refused (`notAllowed`).
-/// `publishes`, `subscribes` and `reads` are declarations only. The state keys declared (read or written) are what
-/// the kernel loads before the module activates, so that reading them never waits.
+/// The state keys declared (read or written) are what the kernel loads before the module activates, so that reading
+/// them never waits. In process, `publishes`, `subscribes` and `reads` are declarations only; for a module in a
+/// process of its own they are what crosses: the keys its process mirrors, and the `Codable` event types whose
+/// events go to and from its host.
 /// ```swift
 /// module.publishes(FeatureOpened.self)
 /// module.writes(.favouriteCity)
@@ -19,6 +21,9 @@ package struct ModuleInteractions: Sendable, Hashable {
     package internal(set) var read: [String] = []
     /// Every state key read or written, typed, so that the kernel can load it.
     package internal(set) var stateKeys: [DeclaredStateKey] = []
+    /// The event types published or subscribed to, typed, so that their events can cross to an isolated module's
+    /// process and back.
+    package internal(set) var eventTypes: [DeclaredEventType] = []
 
     /// Nothing declared.
     package init() {}
@@ -30,9 +35,21 @@ extension ModuleRegistrar {
         interactions.published.appendOnce(qualifiedTypeName(type))
     }
 
+    /// Declares that the module publishes events of `type`, which can cross to a module's own process.
+    public mutating func publishes<Event: Codable & Sendable>(_ type: Event.Type) {
+        interactions.published.appendOnce(qualifiedTypeName(type))
+        interactions.declare(type)
+    }
+
     /// Declares that the module subscribes to events of `type`.
     public mutating func subscribes<Event: Sendable>(to type: Event.Type) {
         interactions.subscribed.appendOnce(qualifiedTypeName(type))
+    }
+
+    /// Declares that the module subscribes to events of `type`, which can cross to a module's own process.
+    public mutating func subscribes<Event: Codable & Sendable>(to type: Event.Type) {
+        interactions.subscribed.appendOnce(qualifiedTypeName(type))
+        interactions.declare(type)
     }
 
     /// Declares that the module writes the shared state `key`.
@@ -52,6 +69,11 @@ extension ModuleInteractions {
     fileprivate mutating func declare<Value>(_ key: StateKey<Value>) {
         if !stateKeys.contains(where: { $0.id == key.id }) { stateKeys.append(DeclaredStateKey(key)) }
     }
+
+    fileprivate mutating func declare<Event: Codable & Sendable>(_ type: Event.Type) {
+        let declared = DeclaredEventType(type)
+        if !eventTypes.contains(declared) { eventTypes.append(declared) }
+    }
 }
 
 /// A state key a module declared, with what loads it: the key's value type is known only where it was declared.
@@ -62,11 +84,14 @@ package struct DeclaredStateKey: Sendable, Hashable {
     package let persistence: StatePersistence
     /// Loads the key into `loader`.
     package let load: @Sendable (_ loader: any StateLoading) async -> Void
+    /// What moves the key's value across the boundary of an isolated module's process.
+    package let crossing: StateKeyCrossing
 
     init<Value>(_ key: StateKey<Value>) {
         id = key.id
         persistence = key.persistence
         load = { loader in await loader.load(key) }
+        crossing = StateKeyCrossing(key)
     }
 
     package static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }

@@ -61,11 +61,19 @@ extension ModuleRegistrar {
                     problem: "runs work in lifecycle phases or host events, which do not cross to its process yet",
                     fix: "Run the module in process."))
         }
-        if !interactions.stateKeys.isEmpty || !interactions.published.isEmpty || !interactions.subscribed.isEmpty {
-            problems.append(
-                CrossingProblem(
-                    problem: "shares state or events, which do not cross to its process yet (it would have a "
-                        + "store of its own)", fix: "Run the module in process."))
+        let crossing = Dictionary(interactions.eventTypes.map { ($0.name, $0) }) { first, _ in first }
+        for name in Set(interactions.published + interactions.subscribed).sorted() {
+            if crossing[name]?.isDurable == true {
+                problems.append(
+                    CrossingProblem(
+                        problem: "publishes or handles the durable event \(name), whose deliveries do not cross to "
+                            + "its process yet", fix: "Run the module in process."))
+            } else if crossing[name] == nil {
+                problems.append(
+                    CrossingProblem(
+                        problem: "publishes or subscribes to \(name), which is not Codable, so its events cannot "
+                            + "cross to its process", fix: "Make \(name) Codable, \(inProcess)."))
+            }
         }
         return problems
     }

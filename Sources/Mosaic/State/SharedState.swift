@@ -13,7 +13,7 @@ internal import Synchronization
 /// storage, committed), at most the host's storage time limit (then ``StateError/Code/unavailable``), and never
 /// block a thread meanwhile.
 public struct SharedState: Sendable {
-    let store: (any StateAccess)?
+    package let store: (any StateAccess)?
     /// The module this handle writes as.
     public let module: ModuleID
 

@@ -9,7 +9,7 @@ internal import Tracing
 /// Each event type has one channel, made on the type's first publish or subscription: its count of events so far
 /// and a broadcast of the type's envelopes. A publish builds the `EventEnvelope` once and hands that one value to
 /// every subscriber's mailbox, so a delivery does no conversion, no dynamic cast and no generic-metadata lookup.
-final class EventHub: EventBus, LedgerClosingObserver {
+final class EventHub: EventBus, EventRelaying, LedgerClosingObserver {
     /// The events of one type: how many were published, and who subscribed.
     private struct Channel {
         /// Events of the type published so far: the last one's sequence number.
@@ -105,6 +105,16 @@ final class EventHub: EventBus, LedgerClosingObserver {
     func fanOut<Event: DurableEvent>(_ event: Event, from sender: ModuleID) {
         countPublished(Event.self, from: sender)
         standbySubscribers.start(for: Event.self)
+        state.withLock { state in
+            state.channels[ObjectIdentifier(Event.self), default: Channel(of: Event.self)].publish { sequence in
+                EventEnvelope(sender: sender, event: event, sequence: sequence)
+            }
+        }
+    }
+
+    /// Hands `event`, which `sender` published in another process (the host of an isolated module), to this
+    /// instance's subscribers of its type.
+    func relay<Event: Sendable>(_ event: Event, from sender: ModuleID) {
         state.withLock { state in
             state.channels[ObjectIdentifier(Event.self), default: Channel(of: Event.self)].publish { sequence in
                 EventEnvelope(sender: sender, event: event, sequence: sequence)

@@ -2,18 +2,57 @@ internal import Foundation
 internal import Mosaic
 
 /// One message between a host and the child process that runs an isolated module: a call from the host, or the
-/// child's reply to one (by the call's number). On the pipe each is a frame: 4 bytes of length (big endian), then
-/// the message as JSON. The same messages whatever the module: the child's kernel runs its code, the host's
-/// mediates everything else.
+/// child's reply to one (by the call's number); a request from the child, or the host's answer to it; or a notice
+/// either way, which nothing answers. On the pipe each is a frame: 4 bytes of length (big endian), then the message
+/// as JSON. The same messages whatever the module: the child's kernel runs its code, the host's mediates everything
+/// else, shared state and events included.
 enum BoundaryFrame: Codable, Sendable {
     case call(id: Int, BoundaryCall)
     case reply(id: Int, BoundaryReply)
+    case request(id: Int, BoundaryRequest)
+    case answer(id: Int, BoundaryAnswer)
+    case notice(BoundaryNotice)
+}
+
+/// What the child asks the host, and waits for.
+enum BoundaryRequest: Codable, Sendable {
+    /// Write shared state as the module: each key, if the host still holds the value the child's mirror had, gets
+    /// the new one; one key alone is a write, several a transaction.
+    case write([MirroredWrite])
+}
+
+/// One key of a write from the child: what its mirror held when the change ran, and what the change made of it.
+struct MirroredWrite: Codable, Sendable {
+    let key: String
+    let expected: Data
+    let value: Data
+}
+
+/// The host's answer to a request.
+enum BoundaryAnswer: Codable, Sendable {
+    case done
+    /// The host no longer held what the child's mirror had: these are the keys' values now, to run the change on.
+    case stale([String: Data])
+    /// Refused as in process: a ``StateError``'s code and message.
+    case stateError(code: String, message: String)
+}
+
+/// What one side tells the other without waiting for an answer. In order, on one pipe: a child sees the values and
+/// events its host sent in the order the host sent them, and the new values of its writes before their answers.
+enum BoundaryNotice: Codable, Sendable {
+    /// Host to child: shared state `key` holds `value` now.
+    case state(key: String, value: Data)
+    /// Host to child: `sender` published `event`, of the type named `type`, which the module subscribes to.
+    case event(type: String, sender: String, event: Data)
+    /// Child to host: the module published `event`, of the type named `type`.
+    case published(type: String, event: Data)
 }
 
 /// What the host asks the child, and waits for.
 enum BoundaryCall: Codable, Sendable {
-    /// Start the module: the child boots a kernel of its own with the module alone.
-    case activate(host: HostPlan)
+    /// Start the module: the child boots a kernel of its own with the module alone, its mirror of shared state
+    /// holding `state`, the encoded values of the keys the module declares.
+    case activate(host: HostPlan, state: [String: Data])
     /// Stop the module (its `deactivate()` runs); the child exits when the host then closes its pipe.
     case deactivate
     /// Build the content of the module's contribution `id` to the point `point`, encoded as JSON; for content

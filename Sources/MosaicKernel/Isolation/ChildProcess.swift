@@ -38,6 +38,8 @@ final class ChildProcess: Sendable {
         var ended: String?
         var endWaiters: [CheckedContinuation<String, Never>] = []
         var ending: (@Sendable (String) -> Void)?
+        /// What takes the child's requests and notices, in the order they arrive.
+        var inbound: (@Sendable (BoundaryFrame) -> Void)?
     }
 
     /// Starts `executable` serving `module`; `ended` is called once with why the child ended.
@@ -113,6 +115,18 @@ final class ChildProcess: Sendable {
         }
     }
 
+    /// Has `take` called with each request and notice from the child, in the order they arrive, on the thread that
+    /// reads them (so it must not wait).
+    func onInbound(_ take: @escaping @Sendable (BoundaryFrame) -> Void) {
+        state.withLock { $0.inbound = take }
+    }
+
+    /// Sends `frame` (an answer or a notice) after every frame sent before it; a child that ended drops it.
+    func send(_ frame: BoundaryFrame) {
+        guard let bytes = try? FrameReader.bytes(of: frame) else { return }
+        writer.async { [input] in try? input.write(contentsOf: bytes) }
+    }
+
     /// Closes the child's input, which tells it to exit, and waits until it has ended; after `grace` the child is
     /// killed, and after another `grace` it counts as ended whether or not its end was reported (so that a host
     /// never waits on a child without bound). Returns why it ended.
@@ -153,17 +167,20 @@ final class ChildProcess: Sendable {
 
     private func received(output data: Data) {
         var replies: [(CheckedContinuation<Data?, any Error>, Result<Data?, any Error>)] = []
+        var inbound: [BoundaryFrame] = []
         var broken: String?
-        state.withLock { state in
+        let take = state.withLock { state -> (@Sendable (BoundaryFrame) -> Void)? in
             if data.isEmpty {
                 state.outputClosed = true
-                return
+                return nil
             }
             do {
                 for frame in try state.reader.frames(after: data) {
-                    guard case .reply(let number, let reply) = frame, let waiting = state.pending[number] else {
+                    guard case .reply(let number, let reply) = frame else {
+                        inbound.append(frame)
                         continue
                     }
+                    guard let waiting = state.pending[number] else { continue }
                     state.pending[number] = nil
                     switch reply {
                     case .done(let value): replies.append((waiting, .success(value)))
@@ -174,8 +191,11 @@ final class ChildProcess: Sendable {
             } catch {
                 broken = String(describing: error)
             }
+            return state.inbound
         }
         for (continuation, result) in replies { continuation.resume(with: result) }
+        // Taken on the reading thread, in order: a notice's effect comes before any later frame's.
+        if let take { for frame in inbound { take(frame) } }
         if let broken {
             logger.error(
                 "an isolated module's process broke the protocol; it is ended", metadata: ["reason": "\(broken)"])
@@ -231,6 +251,7 @@ final class ChildProcess: Sendable {
                 state.pending = [:]
                 state.endWaiters = []
                 state.ending = nil
+                state.inbound = nil
             }
             return (reason, Array(state.pending.values), state.endWaiters, state.ending)
         }

@@ -25,6 +25,8 @@ final class IsolatedModule: Sendable {
         var handling: Task<Void, Never>?
         /// The heartbeat of the process now.
         var heartbeat: Task<Void, Never>?
+        /// What the module declares it shares: the state keys and event types that cross to its process.
+        var interactions = ModuleInteractions()
     }
 
     init(id: ModuleID, options: IsolationOptions, clock: KernelClock, logger: Logger) {
@@ -52,6 +54,7 @@ final class IsolatedModule: Sendable {
             register: { [self] registrar in
                 var own = ModuleRegistrar()
                 original.register(&own)
+                state.withLock { $0.interactions = own.interactions }
                 registrar = own.remote(
                     content: { [self] point, id, call in
                         try await self.call(.content(point: point, id: id, call: call)) ?? Data()
@@ -75,8 +78,11 @@ final class IsolatedModule: Sendable {
         ) { [weak self] reason in self?.ended(token, reason) }
         state.withLock { $0.child = (token, child) }
         logger.info("isolated module's process started", metadata: ["pid": "\(child.processIdentifier)"])
+        let sharing = SharingHost(
+            context: context, interactions: state.withLock { $0.interactions }, child: child, logger: logger)
+        sharing.listen()
         do {
-            _ = try await child.call(.activate(host: HostPlan(context.host)))
+            _ = try await child.call(.activate(host: HostPlan(context.host), state: sharing.initialState()))
         } catch let error as ModuleProcessError {
             // The module failed as it would have in process: its process is stopped, which is not a crash.
             state.withLock { if $0.child?.token == token { $0.child = nil } }
@@ -90,6 +96,7 @@ final class IsolatedModule: Sendable {
             // The process ended or broke the protocol: a crash, counted and restarted as one (`ended` runs).
             throw BoundaryError(await child.stop(grace: .seconds(2), clock: clock))
         }
+        sharing.follow()
         let heartbeat = Task { [clock, options] in
             await Self.beat(child, every: options.heartbeatInterval, within: options.heartbeatTimeLimit, clock: clock)
         }

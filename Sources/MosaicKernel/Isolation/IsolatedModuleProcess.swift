@@ -41,31 +41,47 @@ public enum IsolatedModuleProcess {
 private actor ModuleServer {
     private let factory: ModuleFactory
     private nonisolated let output: FileHandle
-    private let writer = DispatchQueue(label: "mosaic.isolated-module.frames")
+    private let writer: DispatchQueue
     private let logger: Logger
     private var kernel: Kernel?
+    /// The module's shared state and events, which its host keeps.
+    private nonisolated let sharing: ChildSharing
 
     init(factory: ModuleFactory, output: FileHandle, logger: Logger) {
         self.factory = factory
         self.output = output
         self.logger = logger
+        var registrar = ModuleRegistrar()
+        factory.register(&registrar)
+        let writer = DispatchQueue(label: "mosaic.isolated-module.frames")
+        self.writer = writer
+        sharing = ChildSharing(interactions: registrar.interactions, logger: logger) { frame in
+            guard let bytes = try? FrameReader.bytes(of: frame) else { return }
+            writer.async { try? output.write(contentsOf: bytes) }
+        }
     }
 
     /// Answers the calls read from `input` until it closes; each call runs as it arrives, beside the others.
     func serve(_ input: FileHandle) async {
         let (calls, continuation) = AsyncStream.makeStream(of: BoundaryFrame.self)
         let reader = Locked(FrameReader())
-        input.readabilityHandler = { handle in
+        input.readabilityHandler = { [sharing] handle in
             let data = handle.availableData
             guard !data.isEmpty else {
                 handle.readabilityHandler = nil
+                sharing.hostLeft()
                 continuation.finish()
                 return
             }
             do {
-                for frame in try reader.withLock({ try $0.frames(after: data) }) { continuation.yield(frame) }
+                for frame in try reader.withLock({ try $0.frames(after: data) }) {
+                    // Answers and notices are taken here, in order: a value the host sent before an answer is in
+                    // the mirror before the write it answers returns.
+                    if case .call = frame { continuation.yield(frame) } else { sharing.take(frame) }
+                }
             } catch {
                 handle.readabilityHandler = nil
+                sharing.hostLeft()
                 continuation.finish()
             }
         }
@@ -92,7 +108,7 @@ private actor ModuleServer {
     private func perform(_ call: BoundaryCall) async throws -> Data? {
         switch call {
         case .ping: break
-        case .activate(let host): try await activate(host)
+        case .activate(let host, let state): try await activate(host, state: state)
         case .deactivate:
             await kernel?.shutdown()
             kernel = nil
@@ -106,16 +122,19 @@ private actor ModuleServer {
         return nil
     }
 
-    /// Boots a kernel with the module alone, every entitlement it names granted (the host decides what shows).
-    private func activate(_ host: HostPlan) async throws {
+    /// Boots a kernel with the module alone, every entitlement it names granted (the host decides what shows), its
+    /// mirror of shared state holding `state`.
+    private func activate(_ host: HostPlan, state: [String: Data]) async throws {
         guard kernel == nil else { throw BoundaryError("the module is active already") }
         var catalog = ModuleCatalog()
         catalog.add(factory)
         var options = KernelOptions(deeplinkRules: DeeplinkRules(allowedSchemes: [DeeplinkRules.anyScheme]))
         options.isolation.insideChild = true
+        options.isolation.sharing = sharing
         let kernel = Kernel(
             catalog: catalog, host: host.environment, entitlements: .granted(catalog.declaredEntitlements),
             extensionPoints: catalog.contributedPoints, options: options, logger: logger)
+        sharing.attach(mirror: kernel.stateHub, relay: kernel.eventHub, values: state)
         let report = try await kernel.boot()
         let id = factory.manifest.id
         // A module that starts on demand was started by its first use in the host: it starts now.

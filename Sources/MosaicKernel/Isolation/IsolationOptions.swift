@@ -36,6 +36,8 @@ public struct IsolationOptions: Sendable {
     public var standardErrorLines = 20
     /// Set in a module's own process, whose kernel runs the module in process.
     var insideChild = false
+    /// In a module's own process, what gives the module the host's shared state and events.
+    var sharing: ChildSharing?
 
     /// Options isolating only the modules whose manifest asks for it.
     public init() {}

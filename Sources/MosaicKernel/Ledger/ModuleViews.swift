@@ -97,12 +97,24 @@ struct ModuleStateAccess: StateAccess {
 
     /// Refuses a write of key `id` the module did not declare: what it writes is part of its contract, checked
     /// before anything runs and shown on its canvas.
-    private func checkDeclared(_ id: String, by writer: ModuleID) throws {
+    func checkDeclared(_ id: String, by writer: ModuleID) throws {
         guard !declaredWrites.contains(id) else { return }
-        throw StateError(
+        throw Self.undeclaredWrite(of: id, by: writer)
+    }
+
+    /// The refusal of a write of key `id` that `writer` did not declare, the same in process and isolated.
+    static func undeclaredWrite(of id: String, by writer: ModuleID) -> StateError {
+        StateError(
             .notAllowed,
             "\(writer) did not declare that it writes \(id), so the write was refused; nothing was written. Declare "
                 + "it in register(in:): module.writes(key).")
+    }
+
+    /// The refusal of a write by `writer` once it is no longer active.
+    static func inactiveWrite(by writer: ModuleID) -> StateError {
+        StateError(
+            .inactive,
+            "\(writer) is not active, so it may no longer write shared state or publish; nothing was written.")
     }
 }
 

@@ -140,13 +140,11 @@ extension Kernel {
             }
             eventHub.activate(id)
             if !ledger.isOpen { eventHub.deactivate(id) }
-            let state = ModuleStateAccess(hub: stateHub, ledger: ledger, declaredWrites: declaredWrites)
+            let (events, state) = handles(of: id, ledger: ledger, services: services, declaredWrites: declaredWrites)
             let context = ActivationContext(
                 id: id, version: version, shared: contextShared, services: services,
                 contributions: Contributions(ModuleContributionSource(store: weakContributionHub, ledger: ledger)),
-                events: Events(
-                    bus: ModuleEventBus(hub: eventHub, ledger: ledger, services: services, state: state), module: id),
-                state: SharedState(store: state, module: id),
+                events: events, state: state,
                 ledger: ledger,
                 configuration: configuration.fed(by: ModuleConfigurationFeed(store: configurationHub, ledger: ledger))
             )

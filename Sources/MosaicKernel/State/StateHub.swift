@@ -11,7 +11,7 @@ internal import Synchronization
 /// accepted write of that key), loads the key if need be, runs the caller's change and awaits the storage, never
 /// holding a lock across it; readers of every key, and writers of other keys, go on meanwhile. Every wait for the
 /// lane or the storage ends at the write's deadline (``KernelOptions/storageTimeLimit`` on the kernel's clock).
-final class StateHub: StateAccess, StateLoading {
+final class StateHub: StateAccess, StateLoading, StateMirroring {
     struct Entry {
         let type: ObjectIdentifier
         var value: any Sendable
@@ -202,6 +202,17 @@ final class StateHub: StateAccess, StateLoading {
     /// Makes `value` `key`'s value here, and hands it to the key's observers.
     func install<Value>(_ value: Value, for key: StateKey<Value>) {
         state.withLock { state in
+            state.entries[key.id]?.value = value
+            state.entries[key.id]?.version = writes.advance()
+            state.entries[key.id]?.announce(value)
+        }
+    }
+
+    /// Makes `value` the value of `key` in memory, telling observers when it changed: an isolated module's process
+    /// mirrors its host's values so.
+    func mirror<Value>(_ value: Value, for key: StateKey<Value>) {
+        state.withLock { state in
+            guard current(key, in: &state).value != value else { return }
             state.entries[key.id]?.value = value
             state.entries[key.id]?.version = writes.advance()
             state.entries[key.id]?.announce(value)
