@@ -93,7 +93,7 @@ public enum IsolationFixtures {
             module(opaque) { module in
                 module.contribute(to: opaquePoint, id: "opaque") { Opaque(run: {}) }
             })
-        for factory in sharingModules { catalog.add(factory) }
+        for factory in sharingModules + durableModules { catalog.add(factory) }
         return catalog
     }
 

@@ -24,12 +24,6 @@ extension Feed where Element == EventEnvelope<FixtureReport> {
     }
 }
 
-/// A durable event, which does not cross to an isolated module's process yet.
-struct Receipt: DurableEvent {
-    static let durableName = "test.receipt"
-    let order: Int
-}
-
 /// An event that cannot cross: it is not Codable.
 struct Unencodable: Sendable {
     let run: @Sendable () -> Void
@@ -148,11 +142,10 @@ struct IsolationSharingTests {
         await kernel.shutdown()
     }
 
-    @Test("durable events and events that are not Codable cannot cross: a boot diagnostic each, and no process")
+    @Test("events that are not Codable cannot cross: a boot diagnostic, and no process")
     func eventsThatCannotCross() async throws {
         let id: ModuleID = "com.app.receipts"
         let module = serviceModule(id) { module in
-            module.publishes(Receipt.self)
             module.subscribes(to: Unencodable.self)
         }
         var options = KernelOptions(clock: ManualClock())
@@ -161,7 +154,6 @@ struct IsolationSharingTests {
         let kernel = Kernel(catalog: catalog(module, bystander), host: testHost, options: options, logger: quietLogger)
         let report = try await kernel.boot()
         let messages = report.diagnostics.with(.cannotCross).map(\.message)
-        #expect(messages.contains { $0.contains("durable event") && $0.contains("Receipt") }, "\(messages)")
         #expect(messages.contains { $0.contains("not Codable") && $0.contains("Unencodable") }, "\(messages)")
         #expect(report[id]?.state.isFailed == true)
         #expect(kernel.status(of: id)?.processIdentifier == nil)

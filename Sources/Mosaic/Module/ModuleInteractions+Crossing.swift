@@ -14,8 +14,13 @@ package struct StateKeyCrossing: Sendable {
     /// Writes `value` to `store` as `writer`, if the key still holds `expected`; otherwise throws ``StaleMirror``.
     package let write:
         @Sendable (_ expected: Data, _ value: Data, _ store: any StateAccess, _ writer: ModuleID) async throws -> Void
-    /// Records in `transaction` the write of `value` if the key still holds `expected` (else ``StaleMirror``).
-    package let stage: @Sendable (_ expected: Data, _ value: Data, _ transaction: inout StateTransaction) throws -> Void
+    /// Records in `transaction` the write of `value` if the key still holds `expected` when it commits; otherwise
+    /// the commit throws ``StaleMirror`` after calling `stale`.
+    package let stage:
+        @Sendable (
+            _ expected: Data, _ value: Data, _ stale: @escaping @Sendable () -> Void,
+            _ transaction: inout StateTransaction
+        ) throws -> Void
     /// Observes the key in `store` now, and returns the work that calls `changed` each time its value changes (and
     /// once at first), until cancelled: no change after the call is missed, however late the work starts.
     package let follow:
@@ -29,11 +34,11 @@ package struct StateKeyCrossing: Sendable {
             return true
         }
         write = { expected, value, store, writer in
-            let change = try Self.change(key, from: expected, to: value)
+            let change = try Self.change(key, from: expected, to: value, stale: {})
             try await store.write(key, as: writer, change)
         }
-        stage = { expected, value, transaction in
-            transaction.update(key, try Self.change(key, from: expected, to: value))
+        stage = { expected, value, stale, transaction in
+            transaction.update(key, try Self.change(key, from: expected, to: value, stale: stale))
         }
         follow = { store, changed in
             let values = store.values(of: key)
@@ -43,7 +48,7 @@ package struct StateKeyCrossing: Sendable {
 
     /// The change that sets `key` to `value`, refusing when the key no longer holds `expected`.
     private static func change<Value>(
-        _ key: StateKey<Value>, from expected: Data, to value: Data
+        _ key: StateKey<Value>, from expected: Data, to value: Data, stale: @escaping @Sendable () -> Void
     ) throws -> @Sendable (inout Value) throws -> Void {
         let decoder = JSONDecoder()
         guard let expected = try? decoder.decode(Value.self, from: expected),
@@ -53,7 +58,10 @@ package struct StateKeyCrossing: Sendable {
                 .invalid, "A value of \(key.id) from the module's process does not decode as \(Value.self).")
         }
         return { current in
-            guard current == expected else { throw StaleMirror() }
+            guard current == expected else {
+                stale()
+                throw StaleMirror()
+            }
             current = value
         }
     }
@@ -73,8 +81,8 @@ package protocol StateMirroring: Sendable {
 package struct DeclaredEventType: Sendable, Hashable {
     /// The type's qualified name, as the declarations list it.
     package let name: String
-    /// Whether it is a ``DurableEvent``, whose handlers do not cross yet.
-    package let isDurable: Bool
+    /// How its durable publishes and deliveries cross, when it is a ``DurableEvent``.
+    package let durable: DurableCrossing?
     /// Decodes `event` and publishes it on `bus` as `sender`.
     package let publish: @Sendable (_ event: Data, _ bus: any EventBus, _ sender: ModuleID) throws -> Void
     /// Decodes `event` and hands it to `relay`'s subscribers as sent by `sender`.
@@ -88,7 +96,7 @@ package struct DeclaredEventType: Sendable, Hashable {
 
     init<Event: Codable & Sendable>(_ type: Event.Type) {
         name = qualifiedTypeName(type)
-        isDurable = type is any DurableEvent.Type
+        durable = (type as? any DurableEvent.Type).map { DurableCrossing($0) }
         publish = { data, bus, sender in
             let event: Event
             do {

@@ -62,18 +62,11 @@ extension ModuleRegistrar {
                     fix: "Run the module in process."))
         }
         let crossing = Dictionary(interactions.eventTypes.map { ($0.name, $0) }) { first, _ in first }
-        for name in Set(interactions.published + interactions.subscribed).sorted() {
-            if crossing[name]?.isDurable == true {
-                problems.append(
-                    CrossingProblem(
-                        problem: "publishes or handles the durable event \(name), whose deliveries do not cross to "
-                            + "its process yet", fix: "Run the module in process."))
-            } else if crossing[name] == nil {
-                problems.append(
-                    CrossingProblem(
-                        problem: "publishes or subscribes to \(name), which is not Codable, so its events cannot "
-                            + "cross to its process", fix: "Make \(name) Codable, \(inProcess)."))
-            }
+        for name in Set(interactions.published + interactions.subscribed).sorted() where crossing[name] == nil {
+            problems.append(
+                CrossingProblem(
+                    problem: "publishes or subscribes to \(name), which is not Codable, so its events cannot cross "
+                        + "to its process", fix: "Make \(name) Codable, \(inProcess)."))
         }
         return problems
     }

@@ -204,8 +204,10 @@ struct DurableDispatcher: Sendable {
     private func recordFailure(_ delivery: DurableDelivery, _ error: any Error) async {
         do {
             switch error {
-            case _ where Task.isCancelled:
-                // The module is deactivating: the attempt did not fail, it was cut short.
+            case _ where Task.isCancelled && !(error is BoundaryError):
+                // The module is deactivating: the attempt did not fail, it was cut short. (An isolated module's
+                // process that ended during the attempt did fail it, though the module is failing meanwhile: that
+                // counts, so a delivery that crashes every process it reaches is parked after its last attempt.)
                 try await outbox.withinTimeLimit { try await $0.release([delivery.id], claim: delivery.claim) }
             case let error as UnreadableEvent:
                 try await park(delivery, error.description)

@@ -19,6 +19,12 @@ enum BoundaryRequest: Codable, Sendable {
     /// Write shared state as the module: each key, if the host still holds the value the child's mirror had, gets
     /// the new one; one key alone is a write, several a transaction.
     case write([MirroredWrite])
+    /// Register the module's durable handler `name` of the durable event type named `type` in the host's outbox,
+    /// whose deliveries the host then sends with ``BoundaryCall/deliver(handler:envelope:)``; `transactional` when
+    /// the handler takes a transaction.
+    case handle(type: String, name: String, transactional: Bool)
+    /// Put `events`, of the durable event type named `type`, into the outbox as the module, in one commit.
+    case publish(type: String, events: [Data])
 }
 
 /// One key of a write from the child: what its mirror held when the change ran, and what the change made of it.
@@ -28,6 +34,24 @@ struct MirroredWrite: Codable, Sendable {
     let value: Data
 }
 
+/// What a transactional handler recorded in a module's process, as it crosses back to the host with its answer:
+/// each written key's value before and after (as for a write from the process), and each durable event published.
+struct CrossingTransaction: Codable, Sendable {
+    let writes: [MirroredWrite]
+    let events: [CrossingEvent]
+}
+
+/// A durable event that crosses encoded, with the qualified name of its type.
+struct CrossingEvent: Codable, Sendable {
+    let type: String
+    let event: Data
+
+    init(_ event: any DurableEvent) throws {
+        type = qualifiedTypeName(Swift.type(of: event))
+        self.event = try JSONEncoder().encode(event)
+    }
+}
+
 /// The host's answer to a request.
 enum BoundaryAnswer: Codable, Sendable {
     case done
@@ -35,6 +59,8 @@ enum BoundaryAnswer: Codable, Sendable {
     case stale([String: Data])
     /// Refused as in process: a ``StateError``'s code and message.
     case stateError(code: String, message: String)
+    /// Refused as in process: an ``EventError``'s code and message.
+    case eventError(code: String, message: String)
 }
 
 /// What one side tells the other without waiting for an answer. In order, on one pipe: a child sees the values and
@@ -60,6 +86,10 @@ enum BoundaryCall: Codable, Sendable {
     case content(point: String, id: String, call: Data?)
     /// Open `url`, a link one of the module's handlers takes.
     case open(url: String)
+    /// Run the module's durable handler `name` on `envelope` (a ``CrossingEnvelope``); a transactional handler's
+    /// changes run on `base` (the values of the keys it writes, as the host will commit them) and it answers with
+    /// what it recorded, a ``CrossingTransaction``. The host completes the delivery only on the answer.
+    case deliver(handler: String, envelope: Data, base: [String: Data])
     /// Answer at once: the heartbeat by which the host knows the child is not stopped or stuck.
     case ping
 }

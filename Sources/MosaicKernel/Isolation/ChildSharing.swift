@@ -25,13 +25,16 @@ final class ChildSharing: Sendable {
         var pending: [Int: CheckedContinuation<BoundaryAnswer, any Error>] = [:]
         var nextRequest = 0
         var hostLeft = false
+        /// The module's durable handlers, by name: each runs a delivery the host sends and answers with what a
+        /// transactional one recorded.
+        var handlers: [String: @Sendable (_ envelope: Data, _ base: [String: Data]) async throws -> Data?] = [:]
     }
 
     /// The sharing of the module `interactions` declares, whose frames to the host go to `send`.
     init(interactions: ModuleInteractions, logger: Logger, send: @escaping @Sendable (BoundaryFrame) -> Void) {
         keys = Dictionary(interactions.stateKeys.map { ($0.id, $0.crossing) }) { first, _ in first }
         declaredWrites = Set(interactions.written)
-        let crossing = interactions.eventTypes.filter { !$0.isDurable }
+        let crossing = interactions.eventTypes
         published = Set(crossing.map(\.name).filter(interactions.published.contains))
         let subscribing = crossing.filter { interactions.subscribed.contains($0.name) }
         subscribed = Dictionary(subscribing.map { ($0.name, $0) }) { first, _ in first }
@@ -81,6 +84,23 @@ final class ChildSharing: Sendable {
             }
             send(.request(id: number, request))
         }
+    }
+
+    /// Keeps `run` as the module's durable handler `name`, for the deliveries the host sends once it registered it.
+    func keep(
+        handler name: String,
+        _ run: @escaping @Sendable (_ envelope: Data, _ base: [String: Data]) async throws -> Data?
+    ) {
+        state.withLock { $0.handlers[name] = run }
+    }
+
+    /// Runs the module's durable handler `name` on the delivery `envelope` the host sent, a transactional one's
+    /// changes on `base`.
+    func deliver(to name: String, _ envelope: Data, base: [String: Data]) async throws -> Data? {
+        guard let run = state.withLock({ $0.handlers[name] }) else {
+            throw BoundaryError("the module has no durable handler '\(name)' in its process")
+        }
+        return try await run(envelope, base)
     }
 
     /// Tells the host the module published `event`, of the type named `type`.

@@ -118,6 +118,8 @@ private actor ModuleServer {
         case .open(let url):
             guard let kernel else { throw BoundaryError("the module is not active in its process") }
             if case .notHandled(let error) = await kernel.open(url) { throw error }
+        case .deliver(let handler, let envelope, let base):
+            return try await sharing.deliver(to: handler, envelope, base: base)
         }
         return nil
     }

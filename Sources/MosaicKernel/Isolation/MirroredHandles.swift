@@ -64,6 +64,7 @@ struct MirroredStateAccess: StateAccess {
         case .done: return [:]
         case .stale(let newer): return newer
         case .stateError(let code, let message): throw StateError(StateError.Code(rawValue: code) ?? .invalid, message)
+        case .eventError(_, let message): throw StateError(.invalid, message)
         }
     }
 
@@ -74,7 +75,7 @@ struct MirroredStateAccess: StateAccess {
 
 /// Runs a transaction's changes on the mirror's values (or the newer ones the host sent back), recording each key's
 /// value before and after.
-private final class MirrorStaging: TransactionStaging {
+final class MirrorStaging: TransactionStaging {
     let local: ModuleStateAccess
     let newer: [String: Data]
     private var order: [String] = []
@@ -107,7 +108,7 @@ private final class MirrorStaging: TransactionStaging {
     }
 }
 
-private func encode<Value>(_ value: Value, of key: StateKey<Value>) throws -> Data {
+func encode<Value>(_ value: Value, of key: StateKey<Value>) throws -> Data {
     do {
         return try JSONEncoder().encode(value)
     } catch {
@@ -146,10 +147,6 @@ struct MirroredEventBus: EventBus {
         sharing.publish(name, data)
     }
 
-    func publish<Event: DurableEvent>(contentsOf events: [Event], from sender: ModuleID) async throws(EventError) {
-        throw Self.durable(sender, Event.self)
-    }
-
     func subscribe<Event: Sendable>(
         _ type: Event.Type, subscriber: ModuleID, buffer: Int
     ) -> Feed<EventEnvelope<Event>> {
@@ -166,26 +163,5 @@ struct MirroredEventBus: EventBus {
         _ envelope: EventEnvelope<Event>, subscriber: ModuleID
     ) -> (any EventProcessing)? {
         local.startProcessing(envelope, subscriber: subscriber)
-    }
-
-    func handle<Event: DurableEvent>(
-        _ type: Event.Type, subscriber: ModuleID, name: String,
-        _ handler: @escaping @Sendable (DurableEnvelope<Event>) async throws -> Void
-    ) async throws(EventError) {
-        throw Self.durable(subscriber, Event.self)
-    }
-
-    func handle<Event: DurableEvent>(
-        _ type: Event.Type, subscriber: ModuleID, name: String,
-        transactional handler: @escaping @Sendable (DurableEnvelope<Event>, inout StateTransaction) async throws -> Void
-    ) async throws(EventError) {
-        throw Self.durable(subscriber, Event.self)
-    }
-
-    private static func durable<Event>(_ module: ModuleID, _ type: Event.Type) -> EventError {
-        EventError(
-            .invalid,
-            "\(module) runs in a process of its own, where durable events (\(Event.self)) do not cross yet: run "
-                + "\(module) in process.")
     }
 }

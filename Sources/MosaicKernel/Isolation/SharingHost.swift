@@ -18,6 +18,12 @@ final class SharingHost: Sendable {
     /// Held while a key's value is read and sent, so that the child gets each key's values in the order they were
     /// read: a value sent after another is never older.
     private let sending = Locked(())
+    /// The keys the module writes, by identifier.
+    private let written: [String]
+    /// What the module's transactional durable handlers recorded for each key and the host has not committed yet:
+    /// the deliveries of a batch commit together, so each runs on what the ones before it recorded. A key's entry
+    /// goes once the key's value changes in the host (the batch committed) or a commit finds it stale.
+    private let recorded = Locked([String: Data]())
 
     init(context: ActivationContext, interactions: ModuleInteractions, child: ChildProcess, logger: Logger) {
         module = context.id
@@ -25,7 +31,8 @@ final class SharingHost: Sendable {
         self.context = context
         self.logger = logger
         keys = Dictionary(interactions.stateKeys.map { ($0.id, $0.crossing) }) { first, _ in first }
-        let crossing = interactions.eventTypes.filter { !$0.isDurable }
+        written = interactions.written
+        let crossing = interactions.eventTypes
         let publishing = crossing.filter { interactions.published.contains($0.name) }
         published = Dictionary(publishing.map { ($0.name, $0) }) { first, _ in first }
         subscribed = crossing.filter { interactions.subscribed.contains($0.name) }
@@ -48,7 +55,10 @@ final class SharingHost: Sendable {
     func follow() {
         if let store = context.state.store {
             for (key, crossing) in keys {
-                let work = crossing.follow(store) { [self] in send([key]) }
+                let work = crossing.follow(store) { [self] in
+                    forget(key)
+                    send([key])
+                }
                 context.task { await work() }
             }
         }
@@ -72,6 +82,21 @@ final class SharingHost: Sendable {
                 let answer = await write(writes)
                 child.send(.answer(id: number, answer))
             }
+        case .request(let number, .handle(let type, let name, let transactional)):
+            Task { [self] in
+                let answer = await answer { try await handle(type, as: name, transactional: transactional) }
+                child.send(.answer(id: number, answer))
+            }
+        case .request(let number, .publish(let type, let events)):
+            Task { [self] in
+                let answer = await answer {
+                    guard let durable = published[type]?.durable, let bus = context.events.bus else {
+                        throw EventError(.invalid, "\(module) does not declare that it publishes \(type)")
+                    }
+                    try await durable.publish(events, bus, module)
+                }
+                child.send(.answer(id: number, answer))
+            }
         case .notice(.published(let type, let event)):
             publish(type, event)
         default:
@@ -89,6 +114,69 @@ final class SharingHost: Sendable {
             try declared.publish(event, bus, module)
         } catch {
             logger.error("an event the isolated module published was refused", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Registers the module's durable handler `name` of `type` in the host's outbox, as the module: each delivery is
+    /// a call to the child, which runs the handler it kept under that name; the delivery completes only when the
+    /// child answers (a transactional handler's records commit with it), and a child that ends first answers nothing,
+    /// so the delivery is handed back and runs again.
+    private func handle(_ type: String, as name: String, transactional: Bool) async throws {
+        guard let durable = subscribed.first(where: { $0.name == type })?.durable, let bus = context.events.bus else {
+            throw EventError(.invalid, "\(module) does not declare that it subscribes to \(type)")
+        }
+        let recording: (@Sendable (Data?, inout StateTransaction) throws -> Void)? =
+            transactional ? { @Sendable [self] answer, transaction in try record(answer, in: &transaction) } : nil
+        try await durable.handle(bus, module, name, recording) { [self] envelope in
+            try await child.call(.deliver(handler: name, envelope: envelope, base: transactional ? base() : [:]))
+        }
+    }
+
+    /// Records in a delivery's `transaction` what the module's transactional handler recorded in its process.
+    private func record(_ answer: Data?, in transaction: inout StateTransaction) throws {
+        let answered = try JSONDecoder().decode(CrossingTransaction.self, from: answer ?? Data())
+        for write in answered.writes {
+            guard let crossing = keys[write.key] else {
+                throw ModuleStateAccess.undeclaredWrite(of: write.key, by: module)
+            }
+            try crossing.stage(write.expected, write.value, { [self] in forget(write.key) }, &transaction)
+            recorded.withLock { $0[write.key] = write.value }
+        }
+        for event in answered.events {
+            guard let durable = published[event.type]?.durable else {
+                throw EventError(.invalid, "\(module) does not declare that it publishes \(event.type)")
+            }
+            try durable.stage(event.event, &transaction)
+        }
+    }
+
+    /// Forgets what was recorded for `key` and not committed: the key changed in the host, or a commit found it
+    /// changed since.
+    private func forget(_ key: String) {
+        recorded.withLock { _ = $0.removeValue(forKey: key) }
+    }
+
+    /// The values a transactional handler's changes run on in the module's process: for each key the module
+    /// writes, what an earlier delivery recorded and the host has not committed yet, else the host's value.
+    private func base() -> [String: Data] {
+        guard let store = context.state.store else { return [:] }
+        let pending = recorded.withLock { $0 }
+        var base: [String: Data] = [:]
+        for key in written { base[key] = pending[key] ?? keys[key]?.encoded(store) }
+        return base
+    }
+
+    /// What the child is answered when `work` returns or throws.
+    private func answer(_ work: () async throws -> Void) async -> BoundaryAnswer {
+        do {
+            try await work()
+            return .done
+        } catch let error as EventError {
+            return .eventError(code: error.code.rawValue, message: error.message)
+        } catch let error as StateError {
+            return .stateError(code: error.code.rawValue, message: error.message)
+        } catch {
+            return .eventError(code: EventError.Code.invalid.rawValue, message: "\(error)")
         }
     }
 
@@ -110,7 +198,7 @@ final class SharingHost: Sendable {
                 try await crossing.write(write.expected, write.value, store, module)
             } else {
                 var transaction = StateTransaction()
-                for (write, crossing) in staged { try crossing.stage(write.expected, write.value, &transaction) }
+                for (write, crossing) in staged { try crossing.stage(write.expected, write.value, {}, &transaction) }
                 try await store.commit(transaction, as: module)
             }
             send(writes.map(\.key))
