@@ -286,4 +286,16 @@ struct IsolationTests {
         #expect(status.processIdentifier == nil)
         await kernel.shutdown()
     }
+
+    @Test("a module the host asks to isolate that the catalog does not have is a boot warning naming it")
+    func unknownIsolatedModule() async throws {
+        let misspelt: ModuleID = "com.fixture.ecoh"
+        let kernel = try isolatingKernel([], hostIsolates: [misspelt], clock: ManualClock())
+        let report = try await kernel.boot()
+        let diagnostic = try #require(report.diagnostics.with(.unknownIsolatedModule).first)
+        #expect(diagnostic.severity == .warning)
+        #expect(diagnostic.message.contains("\(misspelt)") && diagnostic.message.contains("not in the catalog"))
+        #expect(report["com.app.bystander"]?.state.isActive == true)
+        await kernel.shutdown()
+    }
 }

@@ -226,6 +226,8 @@ extension Diagnostic {
         public static let processEnded: Code = "isolation.process-ended"
         /// A module declares what cannot cross to a process of its own (content that is not `Codable`, say).
         public static let cannotCross: Code = "isolation.cannot-cross"
+        /// The host asks to isolate a module (``IsolationOptions/modules``) that its catalog does not have.
+        public static let unknownIsolatedModule: Code = "isolation.unknown-module"
     }
 }
 

@@ -113,6 +113,19 @@ extension Kernel {
         }
     }
 
+    /// Warns of each module the host asks to isolate that its catalog does not have: a misspelt identifier would
+    /// otherwise leave the module the host meant running in process, unnoticed.
+    func reportUnknownIsolatedModules() {
+        for id in options.isolation.modules.sorted() where graph.position[id] == nil {
+            runtimeDiagnostics.append(
+                Diagnostic(
+                    .unknownIsolatedModule, .warning, modules: [],
+                    message: "KernelOptions.isolation.modules names \(id), which is not in the catalog; nothing runs "
+                        + "in a process of its own under that name.",
+                    fix: "Correct the identifier to one of the catalog's modules, or remove it."))
+        }
+    }
+
     /// Kills the process of isolated module `id` (SIGKILL), as a crash would: for tests of what a crash does.
     /// `false` when no process runs it.
     package nonisolated func killIsolatedProcess(of id: ModuleID) -> Bool { isolation[id]?.killProcess() ?? false }

@@ -33,6 +33,7 @@ extension Kernel {
             await within(span) {
                 let validation = telemetry.startSpan(SpanName.validate)
                 for index in records.indices { validate(index) }
+                reportUnknownIsolatedModules()
                 validation.attributes.set(SpanKey.diagnostics, value: .int64(Int64(graph.diagnostics.count)))
                 validation.end()
                 await reconcile()
