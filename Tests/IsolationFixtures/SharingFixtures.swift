@@ -19,6 +19,11 @@ extension StateKey where Value == String {
     public static let fixtureTrigger = StateKey("fixture.trigger", initial: "")
 }
 
+extension ConfigurationKey where Value == String {
+    /// Required: ``IsolationFixtures/configured`` reports each value it sees.
+    public static var fixtureGreeting: Self { ConfigurationKey("greeting") }
+}
+
 /// What the sharing fixtures tell the host, as events.
 public struct FixtureReport: Codable, Sendable, Equatable {
     /// What the module says.
@@ -48,12 +53,18 @@ extension IsolationFixtures {
     public static let trapsInObserver: ModuleID = "com.fixture.traps-in-observer"
     /// Traps in its handler of ``FixtureRequest`` events.
     public static let trapsInHandler: ModuleID = "com.fixture.traps-in-handler"
+    /// Reports each value of its required configuration key ``Swift/String/fixtureGreeting`` it sees.
+    public static let configured: ModuleID = "com.fixture.configured"
 
     static var sharingModules: [ModuleFactory] {
         [
             module(sharer, activate: reportWhatIsRead, register: registerSharer),
             module(trapsInObserver, activate: trapOnTrigger, register: { $0.reads(.fixtureTrigger) }),
             module(trapsInHandler, activate: trapOnRequest, register: { $0.subscribes(to: FixtureRequest.self) }),
+            module(configured, activate: reportGreetings) { module in
+                module.configuration(.fixtureGreeting)
+                module.publishes(FixtureReport.self)
+            },
         ]
     }
 
@@ -94,6 +105,13 @@ extension IsolationFixtures {
         let messages = context.state.values(of: .fixtureMessage)
         context.task {
             for await message in messages { try context.events.publish(FixtureReport("observed \(message)")) }
+        }
+    }
+
+    private static func reportGreetings(_ context: ActivationContext) throws {
+        let greetings = try context.configuration.updates(of: .fixtureGreeting)
+        context.task {
+            for await greeting in greetings { try context.events.publish(FixtureReport("greeting=\(greeting)")) }
         }
     }
 

@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import IsolationFixtures
 import Mosaic
@@ -157,6 +158,30 @@ struct IsolationSharingTests {
         #expect(messages.contains { $0.contains("not Codable") && $0.contains("Unencodable") }, "\(messages)")
         #expect(report[id]?.state.isFailed == true)
         #expect(kernel.status(of: id)?.processIdentifier == nil)
+        await kernel.shutdown()
+    }
+
+    @Test("an isolated module reads the configuration its host read for it, and each value the host reloads")
+    func configuration() async throws {
+        let configured = IsolationFixtures.configured
+        let key = AbsoluteConfigKey(["com", "fixture", "configured", "greeting"])
+        let provider = MutableInMemoryProvider(initialValues: [key: "hello"])
+        var options = KernelOptions(clock: ManualClock())
+        options.isolation.executable = try stateWriter().path
+        options.isolation.modules = [configured]
+        options.isolation.heartbeatInterval = .seconds(3_600)
+        options.configurationProviders = [provider]
+        let fixtures = IsolationFixtures.catalog.entries.filter { $0.manifest.id == configured }.map(\.factory)
+        let kernel = Kernel(
+            catalog: catalog(fixtures + [bystander]), host: testHost, options: options, logger: quietLogger)
+        let reports = kernel.events.subscribe(to: FixtureReport.self)
+        let report = try await kernel.boot()
+        #expect(report[configured]?.state.isActive == true, "a required key without a default has its value there")
+        #expect(await reports.first("greeting=hello")?.sender == configured)
+
+        provider.setValue("bonjour", forKey: key)
+        await kernel.reloadConfiguration()
+        #expect(await reports.first("greeting=bonjour")?.sender == configured)
         await kernel.shutdown()
     }
 

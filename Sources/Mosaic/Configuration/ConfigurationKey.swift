@@ -152,6 +152,19 @@ public struct ModuleConfiguration: Sendable {
     }
 }
 
+extension ModuleConfiguration {
+    /// The value of the key named `name` now (the host's, as last reloaded), or `nil` when there is none: what a
+    /// host sends a module that runs in a process of its own.
+    package func value(named name: String) -> (any ConfigurationValue)? {
+        feed?.value(named: name) ?? values[name]
+    }
+
+    /// The value of the key named `name` now, then each new one the host reloads, until the module deactivates.
+    package func updates<Value: ConfigurationValue>(named name: String, as type: Value.Type) -> Feed<Value>? {
+        feed?.updates(named: name, as: type, buffer: 8)
+    }
+}
+
 /// Where an active module's configuration values come from after boot: the kernel, which reloads them.
 package protocol ConfigurationFeed: Sendable {
     /// The current value of the key named `name`, or `nil` when the feed has none.

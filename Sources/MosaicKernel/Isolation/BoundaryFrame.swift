@@ -70,6 +70,8 @@ enum BoundaryNotice: Codable, Sendable {
     case state(key: String, value: Data)
     /// Host to child: `sender` published `event`, of the type named `type`, which the module subscribes to.
     case event(type: String, sender: String, event: Data)
+    /// Host to child: the host reloaded the module's configuration key `name`, which holds `value` now.
+    case configuration(name: String, value: CrossingConfigurationValue)
     /// Child to host: the module published `event`, of the type named `type`.
     case published(type: String, event: Data)
 }
@@ -77,8 +79,9 @@ enum BoundaryNotice: Codable, Sendable {
 /// What the host asks the child, and waits for.
 enum BoundaryCall: Codable, Sendable {
     /// Start the module: the child boots a kernel of its own with the module alone, its mirror of shared state
-    /// holding `state`, the encoded values of the keys the module declares.
-    case activate(host: HostPlan, state: [String: Data])
+    /// holding `state`, the encoded values of the keys the module declares, and its configuration `configuration`,
+    /// the values the host read for it.
+    case activate(host: HostPlan, state: [String: Data], configuration: [String: CrossingConfigurationValue])
     /// Stop the module (its `deactivate()` runs); the child exits when the host then closes its pipe.
     case deactivate
     /// Build the content of the module's contribution `id` to the point `point`, encoded as JSON; for content

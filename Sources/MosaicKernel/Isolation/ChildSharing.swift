@@ -22,6 +22,8 @@ final class ChildSharing: Sendable {
     private struct State {
         var mirror: (any StateMirroring)?
         var relay: (any EventRelaying)?
+        /// Where the module's configuration values are kept, which the host's reloads change.
+        var configuration: (hub: ConfigurationHub, module: ModuleID)?
         var pending: [Int: CheckedContinuation<BoundaryAnswer, any Error>] = [:]
         var nextRequest = 0
         var hostLeft = false
@@ -42,11 +44,16 @@ final class ChildSharing: Sendable {
         self.send = send
     }
 
-    /// Keeps the mirror in `mirror` and hands forwarded events to `relay`, the mirror starting with `values`.
-    func attach(mirror: any StateMirroring, relay: any EventRelaying, values: [String: Data]) {
+    /// Keeps the mirror in `mirror`, hands forwarded events to `relay` and the host's reloads of `module`'s
+    /// configuration to `configuration`; the mirror starts with `values`.
+    func attach(
+        mirror: any StateMirroring, relay: any EventRelaying, configuration: ConfigurationHub, module: ModuleID,
+        values: [String: Data]
+    ) {
         state.withLock { state in
             state.mirror = mirror
             state.relay = relay
+            state.configuration = (configuration, module)
         }
         for (key, value) in values { _ = keys[key]?.mirror(value, mirror) }
     }
@@ -59,6 +66,9 @@ final class ChildSharing: Sendable {
         case .notice(.state(let key, let value)):
             guard let mirror = state.withLock({ $0.mirror }), let crossing = keys[key] else { return }
             if !crossing.mirror(value, mirror) { logger.error("the host sent a value of \(key) that does not decode") }
+        case .notice(.configuration(let name, let value)):
+            guard let (hub, module) = state.withLock({ $0.configuration }) else { return }
+            hub.update(module, name, to: value.value)
         case .notice(.event(let type, let sender, let event)):
             guard let relay = state.withLock({ $0.relay }), let declared = subscribed[type] else { return }
             if !declared.relay(event, relay, ModuleID(sender)) {

@@ -27,6 +27,8 @@ final class IsolatedModule: Sendable {
         var heartbeat: Task<Void, Never>?
         /// What the module declares it shares: the state keys and event types that cross to its process.
         var interactions = ModuleInteractions()
+        /// The configuration keys the module declares, whose values the host sends its process.
+        var configurationKeys: [AnyConfigurationKey] = []
     }
 
     init(id: ModuleID, options: IsolationOptions, clock: KernelClock, logger: Logger) {
@@ -54,7 +56,10 @@ final class IsolatedModule: Sendable {
             register: { [self] registrar in
                 var own = ModuleRegistrar()
                 original.register(&own)
-                state.withLock { $0.interactions = own.interactions }
+                state.withLock { state in
+                    state.interactions = own.interactions
+                    state.configurationKeys = own.configurationKeys
+                }
                 registrar = own.remote(
                     content: { [self] point, id, call in
                         try await self.call(.content(point: point, id: id, call: call)) ?? Data()
@@ -78,11 +83,16 @@ final class IsolatedModule: Sendable {
         ) { [weak self] reason in self?.ended(token, reason) }
         state.withLock { $0.child = (token, child) }
         logger.info("isolated module's process started", metadata: ["pid": "\(child.processIdentifier)"])
+        let (interactions, configurationKeys) = state.withLock { ($0.interactions, $0.configurationKeys) }
         let sharing = SharingHost(
-            context: context, interactions: state.withLock { $0.interactions }, child: child, logger: logger)
+            context: context, interactions: interactions, configurationKeys: configurationKeys, child: child,
+            logger: logger)
         sharing.listen()
         do {
-            _ = try await child.call(.activate(host: HostPlan(context.host), state: sharing.initialState()))
+            _ = try await child.call(
+                .activate(
+                    host: HostPlan(context.host), state: sharing.initialState(),
+                    configuration: context.configuration.crossing(configurationKeys)))
         } catch let error as ModuleProcessError {
             // The module failed as it would have in process: its process is stopped, which is not a crash.
             state.withLock { if $0.child?.token == token { $0.child = nil } }

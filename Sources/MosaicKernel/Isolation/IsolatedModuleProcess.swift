@@ -46,6 +46,8 @@ private actor ModuleServer {
     private var kernel: Kernel?
     /// The module's shared state and events, which its host keeps.
     private nonisolated let sharing: ChildSharing
+    /// The configuration keys the module declares, whose values the host sends.
+    private let configurationKeys: [AnyConfigurationKey]
 
     init(factory: ModuleFactory, output: FileHandle, logger: Logger) {
         self.factory = factory
@@ -53,6 +55,7 @@ private actor ModuleServer {
         self.logger = logger
         var registrar = ModuleRegistrar()
         factory.register(&registrar)
+        configurationKeys = registrar.configurationKeys
         let writer = DispatchQueue(label: "mosaic.isolated-module.frames")
         self.writer = writer
         sharing = ChildSharing(interactions: registrar.interactions, logger: logger) { frame in
@@ -108,7 +111,8 @@ private actor ModuleServer {
     private func perform(_ call: BoundaryCall) async throws -> Data? {
         switch call {
         case .ping: break
-        case .activate(let host, let state): try await activate(host, state: state)
+        case .activate(let host, let state, let configuration):
+            try await activate(host, state: state, configuration: configuration)
         case .deactivate:
             await kernel?.shutdown()
             kernel = nil
@@ -126,17 +130,24 @@ private actor ModuleServer {
 
     /// Boots a kernel with the module alone, every entitlement it names granted (the host decides what shows), its
     /// mirror of shared state holding `state`.
-    private func activate(_ host: HostPlan, state: [String: Data]) async throws {
+    private func activate(
+        _ host: HostPlan, state: [String: Data], configuration: [String: CrossingConfigurationValue]
+    ) async throws {
         guard kernel == nil else { throw BoundaryError("the module is active already") }
         var catalog = ModuleCatalog()
         catalog.add(factory)
         var options = KernelOptions(deeplinkRules: DeeplinkRules(allowedSchemes: [DeeplinkRules.anyScheme]))
         options.isolation.insideChild = true
         options.isolation.sharing = sharing
+        options.configurationProviders = [
+            crossedConfiguration(configuration, of: factory.manifest.id, keys: configurationKeys)
+        ]
         let kernel = Kernel(
             catalog: catalog, host: host.environment, entitlements: .granted(catalog.declaredEntitlements),
             extensionPoints: catalog.contributedPoints, options: options, logger: logger)
-        sharing.attach(mirror: kernel.stateHub, relay: kernel.eventHub, values: state)
+        sharing.attach(
+            mirror: kernel.stateHub, relay: kernel.eventHub, configuration: kernel.configurationHub,
+            module: factory.manifest.id, values: state)
         let report = try await kernel.boot()
         let id = factory.manifest.id
         // A module that starts on demand was started by its first use in the host: it starts now.

@@ -14,6 +14,7 @@ final class SharingHost: Sendable {
     private let keys: [String: StateKeyCrossing]
     private let published: [String: DeclaredEventType]
     private let subscribed: [DeclaredEventType]
+    private let configurationKeys: [AnyConfigurationKey]
     private let logger: Logger
     /// Held while a key's value is read and sent, so that the child gets each key's values in the order they were
     /// read: a value sent after another is never older.
@@ -25,7 +26,11 @@ final class SharingHost: Sendable {
     /// goes once the key's value changes in the host (the batch committed) or a commit finds it stale.
     private let recorded = Locked([String: Data]())
 
-    init(context: ActivationContext, interactions: ModuleInteractions, child: ChildProcess, logger: Logger) {
+    init(
+        context: ActivationContext, interactions: ModuleInteractions, configurationKeys: [AnyConfigurationKey],
+        child: ChildProcess, logger: Logger
+    ) {
+        self.configurationKeys = configurationKeys
         module = context.id
         self.child = child
         self.context = context
@@ -61,6 +66,12 @@ final class SharingHost: Sendable {
                 }
                 context.task { await work() }
             }
+        }
+        for key in configurationKeys {
+            let work = context.configuration.follow(key) { [child] value in
+                child.send(.notice(.configuration(name: key.name, value: value)))
+            }
+            if let work { context.task { await work() } }
         }
         guard let bus = context.events.bus else { return }
         for type in subscribed {
