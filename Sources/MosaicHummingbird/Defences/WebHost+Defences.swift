@@ -14,7 +14,9 @@ internal import NIOCore
 ///    route may be exempt;
 /// 4. an error no handler turned into a response is a 500 with an error id, logged;
 /// 5. every response gets the security headers.
-struct DefenceMiddleware<Context: RequestContext>: RouterMiddleware {
+struct DefenceMiddleware: RouterMiddleware {
+    typealias Context = WebRequestContext
+
     let host: WebHost
 
     func handle(
@@ -46,8 +48,10 @@ extension WebHost {
         HTTPField.Name(name).map { HTTPField(name: $0, value: value) }
     }
 
-    /// Sets the security headers in `headers`, replacing any of the same name.
+    /// Sets the security headers in `headers`, replacing any of the same name. Fields that start with them, as a
+    /// kept page's do (which carry no other field of their names, see ``KeptPage``), are left as they are.
     static func addSecurityHeaders(to headers: inout HTTPFields) {
+        if startWithSecurityHeaders(headers) { return }
         // One pass over the fields, lengths first: a response rarely carries one of these names, and its names
         // mostly differ from them in length, which costs far less to compare than the names.
         let carriesOne = headers.contains { field in
@@ -58,13 +62,21 @@ extension WebHost {
         for field in securityFields { headers[fields: field.name] = [field] }
     }
 
+    /// Whether `headers` start with the security headers.
+    static func startWithSecurityHeaders(_ headers: HTTPFields) -> Bool {
+        guard headers.count >= securityFields.count else { return false }
+        for index in securityFields.indices where headers[index] != securityFields[index] { return false }
+        return true
+    }
+
     static let csrfRefusal =
         "This request did not carry the page's token and did not come from this app's own pages (it is stale, or "
         + "came from another site). Reload the page and try again; a script sends the token as the X-CSRF-Token "
         + "header."
 
-    func defend<Context: RequestContext>(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    func defend(
+        _ request: Request, context: WebRequestContext,
+        next: (Request, WebRequestContext) async throws -> Response
     ) async -> Response {
         guard let authority = request.head.authority, options.allows(authority: authority) else {
             let names = options.allowedHosts.sorted().joined(separator: ", ")
