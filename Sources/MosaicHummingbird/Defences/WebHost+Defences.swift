@@ -3,8 +3,8 @@ internal import Hummingbird
 internal import MosaicWeb
 internal import NIOCore
 
-/// The host's defences, around every request the router sees (its own routes, the modules' routes under `/api`,
-/// and requests no route matches), outermost:
+/// The host's defences as a middleware, around the requests no route of the host matches; the host's own routes and
+/// the modules' routes under `/api` have the same defences in their responders (``DefendedRoutes``). Outermost:
 ///
 /// 1. a `Host` outside ``WebHostOptions/allowedHosts`` is refused with 421 (DNS rebinding);
 /// 2. more header fields than ``WebHostOptions/maximumHeaderCount``, or one longer than
@@ -48,10 +48,12 @@ extension WebHost {
         HTTPField.Name(name).map { HTTPField(name: $0, value: value) }
     }
 
-    /// Sets the security headers in `headers`, replacing any of the same name. Fields that start with them, as a
-    /// kept page's do (which carry no other field of their names, see ``KeptPage``), are left as they are.
+    /// Sets the security headers in `headers`, replacing any of the same name. Fields that start with the host's
+    /// `Content-Security-Policy` field are left as they are: only a kept page's do, whose fields start with the
+    /// security headers and carry no other field of their names (see ``KeptPage``); every other response the host
+    /// makes starts with its `Content-Type`.
     static func addSecurityHeaders(to headers: inout HTTPFields) {
-        if startWithSecurityHeaders(headers) { return }
+        if let first = headers.first, first == securityFields[0] { return }
         // One pass over the fields, lengths first: a response rarely carries one of these names, and its names
         // mostly differ from them in length, which costs far less to compare than the names.
         let carriesOne = headers.contains { field in
@@ -60,13 +62,6 @@ extension WebHost {
         }
         guard carriesOne else { return headers.append(contentsOf: securityFields) }
         for field in securityFields { headers[fields: field.name] = [field] }
-    }
-
-    /// Whether `headers` start with the security headers.
-    static func startWithSecurityHeaders(_ headers: HTTPFields) -> Bool {
-        guard headers.count >= securityFields.count else { return false }
-        for index in securityFields.indices where headers[index] != securityFields[index] { return false }
-        return true
     }
 
     static let csrfRefusal =
@@ -107,26 +102,35 @@ extension WebHost {
                             + "bytes; this server reads at most \(options.maximumHeaderLineSize) per field "
                             + "(WebHostOptions.maximumHeaderLineSize).")))
         }
+        // A request that changes nothing is passed on as it came, without a copy.
+        guard Self.isStateChanging(request.method) else { return await answer(request, context: context, next: next) }
         var request = request
-        if Self.isStateChanging(request.method) {
-            let body: ByteBuffer
-            do {
-                body = try await request.collectBody(upTo: options.maximumBodySize)
-            } catch is NIOTooManyBytesError {
-                return Self.hummingbird(
-                    bare(
-                        problemPage(
-                            status: 413, "The request is too large",
-                            "This server reads bodies of at most \(options.maximumBodySize) bytes "
-                                + "(WebHostOptions.maximumBodySize).")))
-            } catch {
-                return Self.hummingbird(
-                    bare(problemPage(status: 400, "The request's body could not be read", "\(error)")))
-            }
-            if !request.uri.path.hasPrefix("/api/"), !isProvablySameSite(request, body: body) {
-                return Self.hummingbird(bare(problemPage(status: 403, "This form has expired", Self.csrfRefusal)))
-            }
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: options.maximumBodySize)
+        } catch is NIOTooManyBytesError {
+            return Self.hummingbird(
+                bare(
+                    problemPage(
+                        status: 413, "The request is too large",
+                        "This server reads bodies of at most \(options.maximumBodySize) bytes "
+                            + "(WebHostOptions.maximumBodySize).")))
+        } catch {
+            return Self.hummingbird(bare(problemPage(status: 400, "The request's body could not be read", "\(error)")))
         }
+        if !request.uri.path.hasPrefix("/api/"), !isProvablySameSite(request, body: body) {
+            return Self.hummingbird(bare(problemPage(status: 403, "This form has expired", Self.csrfRefusal)))
+        }
+        return await answer(request, context: context, next: next)
+    }
+
+    /// `next`'s response to a request the defences let through; an error it throws becomes a response (a 500 with
+    /// an error id, unless the error makes its own).
+    @inline(__always)
+    func answer(
+        _ request: Request, context: WebRequestContext,
+        next: (Request, WebRequestContext) async throws -> Response
+    ) async -> Response {
         do {
             return try await next(request, context)
         } catch let error as any HTTPResponseError {

@@ -16,8 +16,7 @@ extension WebHost {
     /// ``WebHostOptions/unsafeChangesWithoutKeyOnLoopback``. `/metrics` and operator detail are served on the admin
     /// port only.
     public func router(servedOn exposure: Exposure = .network) -> Router<WebRequestContext> {
-        let router = Router(context: WebRequestContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: DefenceMiddleware(host: self))
+        let router = DefendedRoutes(host: self)
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
         // A link in path form, `/TAB/FEATURE…`.
         let link: @Sendable (Request, WebRequestContext) async -> Response = { request, _ in
@@ -79,7 +78,7 @@ extension WebHost {
             return await respond(request, kept: { await tabResponse(tab) })
         }
         router.get("/:tab/**", use: link)
-        return router
+        return router.finished()
     }
 
     /// The page of tab `tab` in the shell, kept until what it shows changes: a request for an unchanged page only
@@ -87,7 +86,7 @@ extension WebHost {
     /// failed, or an unknown tab's 404, is not kept.
     func tabResponse(_ tab: String) async -> KeptPage {
         await rendered(
-            "page|\(tab)", keepIf: { $0.response.status == 200 },
+            "page|" + tab, keepIf: { $0.response.status == 200 },
             render: {
                 switch await livePage("/\(tab)") {
                 case .regions(let regions):
