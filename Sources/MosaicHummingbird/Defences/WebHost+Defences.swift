@@ -50,8 +50,8 @@ extension WebHost {
 
     /// Sets the security headers in `headers`, replacing any of the same name. Fields that start with the host's
     /// `Content-Security-Policy` field are left as they are: only a kept page's do, whose fields start with the
-    /// security headers and carry no other field of their names (see ``KeptPage``); every other response the host
-    /// makes starts with its `Content-Type`.
+    /// security headers and carry no other field of their names (see ``KeptPage``); no other response the host
+    /// makes starts with it (they start with their `Content-Type`, or a redirect's `Location`).
     static func addSecurityHeaders(to headers: inout HTTPFields) {
         if let first = headers.first, first == securityFields[0] { return }
         // One pass over the fields, lengths first: a response rarely carries one of these names, and its names
