@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Mosaic
@@ -38,8 +39,51 @@ struct OnDemandRouteModule: Module {
     }
 }
 
+/// A middleware that changes the response as the request's `change` query item says: adds a field, changes or
+/// drops the page's `Cache-Control`, or replaces the body.
+struct ChangingModule: Module {
+    static let manifest = Manifest(id: "com.test.changing", version: "1.0.0")
+    static func register(in module: inout ModuleRegistrar) {
+        module.middleware("changing") { request, next in
+            var response = try await next(request)
+            switch request[query: "change"] {
+            case "add": response.headers["X-Changed"] = "added"
+            case "change": response.headers["Cache-Control"] = "private"
+            case "drop": response.headers["Cache-Control"] = nil
+            case "body": response.body = "replaced"
+            default: break
+            }
+            return response
+        }
+    }
+}
+
 @Suite("Module routes and middleware")
 struct WebRouteTests {
+    static let securityHeaders = [
+        "Content-Security-Policy", "X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy",
+    ]
+
+    @Test("a middleware's changes to a kept page are sent, with the page's bytes and the security headers once")
+    func changesToAKeptPage() async throws {
+        let (_, web) = try await ghostWeb([ChangingModule.self])
+        try await Application(router: web.router(servedOn: .loopback)).test(.router) { client in
+            for change in ["none", "add", "change", "drop", "body"] {
+                let answer = try await client.get("/dashboard?change=\(change)")
+                #expect(answer.status == 200)
+                for name in Self.securityHeaders {
+                    #expect(answer.headers[fields: HTTPField.Name(name)!].count == 1, "\(name) after \(change)")
+                }
+                #expect(answer.headers[values: .contentLength] == ["\(answer.body.utf8.count)"])
+                #expect(answer.headers[values: .contentType] == ["text/html; charset=utf-8"])
+                #expect(change == "body" ? answer.body == "replaced" : answer.body.hasPrefix("<!doctype html>"))
+                #expect(answer.headers[HTTPField.Name("X-Changed")!] == (change == "add" ? "added" : nil))
+                let cacheControl = ["change": ["private"], "drop": []][change] ?? ["no-store"]
+                #expect(answer.headers[values: .cacheControl] == cacheControl, "Cache-Control after \(change)")
+            }
+        }
+    }
+
     @Test("a route's and a middleware's handlers are built once per activation, at their first request")
     func builtOncePerActivation() async throws {
         let (app, web) = try await ghostWeb([CountedModule.self])

@@ -170,7 +170,7 @@ extension WebHost {
     /// `router`, refused as ``operatorRefusal(_:client:form:servedOn:)`` says, and the sign-in `GET /operator`;
     /// `wrap` runs an accepted change (the public router passes it through the modules' middleware).
     func addControlPlane(
-        to router: Router<WebRequestContext>, servedOn exposure: Exposure, on place: ControlPlane,
+        to router: DefendedRoutes, servedOn exposure: Exposure, on place: ControlPlane,
         wrap: @escaping @Sendable (Request, String, @escaping @Sendable () async -> WebResponse) async -> Response
     ) {
         let changes: [(String, @Sendable (String) async -> WebResponse)] = [

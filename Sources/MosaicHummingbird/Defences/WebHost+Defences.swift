@@ -3,8 +3,8 @@ internal import Hummingbird
 internal import MosaicWeb
 internal import NIOCore
 
-/// The host's defences, around every request the router sees (its own routes, the modules' routes under `/api`,
-/// and requests no route matches), outermost:
+/// The host's defences as a middleware, around the requests no route of the host matches; the host's own routes and
+/// the modules' routes under `/api` have the same defences in their responders (``DefendedRoutes``). Outermost:
 ///
 /// 1. a `Host` outside ``WebHostOptions/allowedHosts`` is refused with 421 (DNS rebinding);
 /// 2. more header fields than ``WebHostOptions/maximumHeaderCount``, or one longer than
@@ -14,7 +14,9 @@ internal import NIOCore
 ///    route may be exempt;
 /// 4. an error no handler turned into a response is a 500 with an error id, logged;
 /// 5. every response gets the security headers.
-struct DefenceMiddleware<Context: RequestContext>: RouterMiddleware {
+struct DefenceMiddleware: RouterMiddleware {
+    typealias Context = WebRequestContext
+
     let host: WebHost
 
     func handle(
@@ -46,8 +48,12 @@ extension WebHost {
         HTTPField.Name(name).map { HTTPField(name: $0, value: value) }
     }
 
-    /// Sets the security headers in `headers`, replacing any of the same name.
+    /// Sets the security headers in `headers`, replacing any of the same name. Fields that start with the host's
+    /// `Content-Security-Policy` field are left as they are: only a kept page's do, whose fields start with the
+    /// security headers and carry no other field of their names (see ``KeptPage``); no other response the host
+    /// makes starts with it (they start with their `Content-Type`, or a redirect's `Location`).
     static func addSecurityHeaders(to headers: inout HTTPFields) {
+        if let first = headers.first, first == securityFields[0] { return }
         // One pass over the fields, lengths first: a response rarely carries one of these names, and its names
         // mostly differ from them in length, which costs far less to compare than the names.
         let carriesOne = headers.contains { field in
@@ -63,8 +69,9 @@ extension WebHost {
         + "came from another site). Reload the page and try again; a script sends the token as the X-CSRF-Token "
         + "header."
 
-    func defend<Context: RequestContext>(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    func defend(
+        _ request: Request, context: WebRequestContext,
+        next: (Request, WebRequestContext) async throws -> Response
     ) async -> Response {
         guard let authority = request.head.authority, options.allows(authority: authority) else {
             let names = options.allowedHosts.sorted().joined(separator: ", ")
@@ -95,26 +102,35 @@ extension WebHost {
                             + "bytes; this server reads at most \(options.maximumHeaderLineSize) per field "
                             + "(WebHostOptions.maximumHeaderLineSize).")))
         }
+        // A request that changes nothing is passed on as it came, without a copy.
+        guard Self.isStateChanging(request.method) else { return await answer(request, context: context, next: next) }
         var request = request
-        if Self.isStateChanging(request.method) {
-            let body: ByteBuffer
-            do {
-                body = try await request.collectBody(upTo: options.maximumBodySize)
-            } catch is NIOTooManyBytesError {
-                return Self.hummingbird(
-                    bare(
-                        problemPage(
-                            status: 413, "The request is too large",
-                            "This server reads bodies of at most \(options.maximumBodySize) bytes "
-                                + "(WebHostOptions.maximumBodySize).")))
-            } catch {
-                return Self.hummingbird(
-                    bare(problemPage(status: 400, "The request's body could not be read", "\(error)")))
-            }
-            if !request.uri.path.hasPrefix("/api/"), !isProvablySameSite(request, body: body) {
-                return Self.hummingbird(bare(problemPage(status: 403, "This form has expired", Self.csrfRefusal)))
-            }
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: options.maximumBodySize)
+        } catch is NIOTooManyBytesError {
+            return Self.hummingbird(
+                bare(
+                    problemPage(
+                        status: 413, "The request is too large",
+                        "This server reads bodies of at most \(options.maximumBodySize) bytes "
+                            + "(WebHostOptions.maximumBodySize).")))
+        } catch {
+            return Self.hummingbird(bare(problemPage(status: 400, "The request's body could not be read", "\(error)")))
         }
+        if !request.uri.path.hasPrefix("/api/"), !isProvablySameSite(request, body: body) {
+            return Self.hummingbird(bare(problemPage(status: 403, "This form has expired", Self.csrfRefusal)))
+        }
+        return await answer(request, context: context, next: next)
+    }
+
+    /// `next`'s response to a request the defences let through; an error it throws becomes a response (a 500 with
+    /// an error id, unless the error makes its own).
+    @inline(__always)
+    func answer(
+        _ request: Request, context: WebRequestContext,
+        next: (Request, WebRequestContext) async throws -> Response
+    ) async -> Response {
         do {
             return try await next(request, context)
         } catch let error as any HTTPResponseError {

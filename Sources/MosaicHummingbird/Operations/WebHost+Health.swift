@@ -213,7 +213,7 @@ private final class FirstResult: Sendable {
 extension WebHost {
     /// `/health/live`, `/health/ready` and (when the host hands its metrics text) `/metrics`. What is for
     /// operators only is served on the admin port: `/health/ready`'s reasons (`detailed`) and `/metrics`.
-    func addOperationsRoutes(to router: Router<WebRequestContext>, detailed: Bool, metrics serveMetrics: Bool) {
+    func addOperationsRoutes(to router: DefendedRoutes, detailed: Bool, metrics serveMetrics: Bool) {
         // Module middleware does not wrap these: a module's fault must not make the host look dead.
         router.get("/health/live") { _, _ in Self.hummingbird(liveness()) }
         router.get("/health/ready") { _, _ in Self.hummingbird(await readinessResponse(detailed: detailed)) }
@@ -229,13 +229,12 @@ extension WebHost {
     /// the posts they send), which runs no module code. `exposure` decides who may change the app, as for
     /// ``router(servedOn:)``: ``WebServer`` passes what the admin address is (loopback by default).
     public func adminRouter(servedOn exposure: Exposure = .network) -> Router<WebRequestContext> {
-        let router = Router(context: WebRequestContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: DefenceMiddleware(host: self))
+        let router = DefendedRoutes(host: self)
         addOperationsRoutes(to: router, detailed: true, metrics: true)
         router.get("/") { _, _ in Self.hummingbird(await operatorPage()) }
         addControlPlane(to: router, servedOn: exposure, on: .adminPort) { _, _, change in
             Self.hummingbird(await change())
         }
-        return router
+        return router.finished()
     }
 }

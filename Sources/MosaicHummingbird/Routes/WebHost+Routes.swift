@@ -4,6 +4,7 @@ public import Hummingbird
 @_spi(Hosting) internal import Mosaic
 internal import MosaicKernel
 internal import MosaicWeb
+internal import NIOCore
 
 extension WebHost {
     /// The host's routes: the tabs, deeplinks in both forms, the system pages, the settings form, and the
@@ -15,8 +16,7 @@ extension WebHost {
     /// ``WebHostOptions/unsafeChangesWithoutKeyOnLoopback``. `/metrics` and operator detail are served on the admin
     /// port only.
     public func router(servedOn exposure: Exposure = .network) -> Router<WebRequestContext> {
-        let router = Router(context: WebRequestContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: DefenceMiddleware(host: self))
+        let router = DefendedRoutes(host: self)
         router.get("/") { _, _ in Response.redirect(to: "/dashboard", type: .found) }
         // A link in path form, `/TAB/FEATURE…`.
         let link: @Sendable (Request, WebRequestContext) async -> Response = { request, _ in
@@ -25,7 +25,7 @@ extension WebHost {
         // The landing page, first of all: the router compares a path with the constant routes in the order they were
         // added before it tries `/:tab`, and this is the page asked for most. A constant first component hides
         // `/:tab/**`, so the landing tab's links have a route of their own.
-        router.get("/dashboard") { request, _ in await respond(request) { _ in await tabResponse("dashboard") } }
+        router.get("/dashboard") { request, _ in await respond(request, kept: { await tabResponse("dashboard") }) }
         router.get("/dashboard/**", use: link)
         addOperationsRoutes(to: router, detailed: false, metrics: false)
         router.get("/modules") { request, _ in
@@ -46,7 +46,7 @@ extension WebHost {
             await respond(request) { _ in WebResponse(contentType: "image/svg+xml", body: await graphSVG()) }
         }
         // Declared beside the settings form's POST route, which would otherwise hide the tab from `/:tab`.
-        router.get("/settings") { request, _ in await respond(request) { _ in await tabResponse("settings") } }
+        router.get("/settings") { request, _ in await respond(request, kept: { await tabResponse("settings") }) }
         router.get("/open") { request, _ in await respond(request) { _ in await open(query: request.uri.query) } }
         router.post("/open") { request, _ in
             let form = await body(of: request)
@@ -75,21 +75,23 @@ extension WebHost {
         }
         router.get("/:tab") { request, context in
             let tab = context.parameters.get("tab") ?? ""
-            return await respond(request) { _ in await tabResponse(tab) }
+            return await respond(request, kept: { await tabResponse(tab) })
         }
         router.get("/:tab/**", use: link)
-        return router
+        return router.finished()
     }
 
     /// The page of tab `tab` in the shell, kept until what it shows changes: a request for an unchanged page only
-    /// compares versions. A page in which a part failed, or an unknown tab's 404, is not kept.
-    func tabResponse(_ tab: String) async -> WebResponse {
+    /// compares versions, and is answered with the bytes made when the page was rendered. A page in which a part
+    /// failed, or an unknown tab's 404, is not kept.
+    func tabResponse(_ tab: String) async -> KeptPage {
         await rendered(
-            "page|\(tab)", keepIf: { $0.status == 200 },
+            "page|" + tab, keepIf: { $0.response.status == 200 },
             render: {
                 switch await livePage("/\(tab)") {
-                case .regions(let regions): document(status: 200, regions, carriesToken: true, live: "/\(tab)")
-                case .other(let response): response
+                case .regions(let regions):
+                    KeptPage(document(status: 200, regions, carriesToken: true, live: "/\(tab)"))
+                case .other(let response): KeptPage(response)
                 }
             })
     }
@@ -101,50 +103,48 @@ extension WebHost {
         return String(buffer: buffer)
     }
 
-    /// Runs the modules' middleware, outermost first, around `page`, and converts the result for Hummingbird. A
-    /// middleware whose factory or handler throws answers 500, and the request goes no further: middleware may be
-    /// what guards the page.
+    /// Runs the modules' middleware around a kept page, as ``respond(_:body:answered:_:)`` does: when the response
+    /// the middleware return is the page's, or the page's with header fields added or changed, it is answered with
+    /// what was made when the page was rendered (its bytes, and its fields with the security headers).
+    func respond(_ request: Request, kept page: @Sendable () async -> KeptPage) async -> Response {
+        let answered = AnsweredPage()
+        return await respond(request, answered: answered) { _ in
+            let kept = await page()
+            answered.keep(kept)
+            return kept.response
+        }
+    }
+
+    /// Runs the modules' middleware, outermost first, around `page`, and converts the result for Hummingbird (from
+    /// what was made with the page `answered` holds, when `page` answered with a kept one). A middleware whose
+    /// factory or handler throws answers 500, and the request goes no further: middleware may be what guards the
+    /// page.
     func respond(
-        _ request: Request, body: String = "", _ page: @escaping @Sendable (WebRequest) async -> WebResponse
+        _ request: Request, body: String = "", answered: AnsweredPage? = nil,
+        _ page: @Sendable (WebRequest) async -> WebResponse
     ) async -> Response {
         let web = WebRequest(
             method: request.method.rawValue, path: request.uri.path,
             query: request.uri.query.map { (try? QueryItem.items(parsing: $0)) ?? [] } ?? [], body: body)
-        let middlewares = kernel.contributions(for: .webMiddleware)
-        guard !middlewares.isEmpty else { return Self.hummingbird(await page(web)) }
-        var next: @Sendable (WebRequest) async throws -> WebResponse = page
-        for contribution in middlewares.reversed() {
-            let middleware: WebMiddleware
+        let contributions = kernel.contributions(for: .webMiddleware)
+        var middlewares: [WebMiddleware] = []
+        middlewares.reserveCapacity(contributions.count)
+        for contribution in contributions {
             // Built once per activation: after the first request, read without a call.
-            if let kept = contribution.keptContent {
-                middleware = kept
+            if let handler = contribution.keptContent {
+                middlewares.append(handler)
             } else {
                 do {
-                    middleware = try await contribution.content()
+                    middlewares.append(try await contribution.content())
                 } catch {
                     return Self.hummingbird(
                         bare(faultPage("A middleware factory threw", module: contribution.module, error)))
                 }
             }
-            let inner = next
-            next = { request in
-                // What the middleware passes the request on to is the host's code (and other modules', which
-                // enter their own calls), not the middleware module's.
-                let host = HostContext()
-                let onward: @Sendable (WebRequest) async throws -> WebResponse = { request in
-                    try await host.run { try await inner(request) }
-                }
-                do {
-                    return try await contribution.call { try await middleware.handle(request, onward) }
-                } catch let fault as ModuleFault {
-                    throw fault
-                } catch {
-                    throw ModuleFault(module: contribution.module, error: error)
-                }
-            }
         }
         do {
-            return Self.hummingbird(try await next(web))
+            let response = try await Self.pass(web, through: middlewares, of: contributions, from: 0, to: page)
+            return Self.hummingbird(response, kept: answered?.page)
         } catch let fault as ModuleFault {
             return Self.hummingbird(bare(faultPage("A middleware threw", module: fault.module, fault.error)))
         } catch {
@@ -152,10 +152,39 @@ extension WebHost {
         }
     }
 
+    /// Passes `request` through `middlewares` (those of `contributions`) from `index` on, each as a call of its
+    /// module, and then to `page`. The closures are not kept, so none is allocated per request.
+    static func pass(
+        _ request: WebRequest, through middlewares: [WebMiddleware], of contributions: [Contribution<WebMiddleware>],
+        from index: Int, to page: @Sendable (WebRequest) async -> WebResponse
+    ) async throws -> WebResponse {
+        guard index < middlewares.count else { return await page(request) }
+        let module = contributions[index].module
+        // What the middleware passes the request on to is the host's code (and other modules', which enter their
+        // own calls), not the middleware module's.
+        let host = HostContext()
+        do {
+            return try await contributions[index].call {
+                try await middlewares[index].handle(request) { request in
+                    try await host.run {
+                        try await pass(request, through: middlewares, of: contributions, from: index + 1, to: page)
+                    }
+                }
+            }
+        } catch let fault as ModuleFault {
+            throw fault
+        } catch {
+            throw ModuleFault(module: module, error: error)
+        }
+    }
+
     /// At most this many header fields of a module's response are sent (HTTP servers refuse far fewer anyway).
     static let responseHeaderLimit = 200
 
-    static func hummingbird(_ response: WebResponse) -> Response {
+    /// `response` for Hummingbird; from what was made with `kept` when it is that page's response, or the page's
+    /// with header fields added or changed (see ``KeptPage/answer(_:)``).
+    static func hummingbird(_ response: WebResponse, kept: KeptPage? = nil) -> Response {
+        if let kept, let answer = kept.answer(response) { return answer }
         // A status HTTP does not have (a module's route or middleware made it) is answered as the fault it is.
         guard (200...599).contains(response.status) else {
             return hummingbird(
