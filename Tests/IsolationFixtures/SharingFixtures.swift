@@ -53,6 +53,9 @@ extension IsolationFixtures {
     public static let trapsInObserver: ModuleID = "com.fixture.traps-in-observer"
     /// Traps in its handler of ``FixtureRequest`` events.
     public static let trapsInHandler: ModuleID = "com.fixture.traps-in-handler"
+    /// Reports each `backgroundRefresh` and `launched` host event it runs in, with its process id; its participant
+    /// in the phase `failing` throws.
+    public static let phased: ModuleID = "com.fixture.phased"
     /// Reports each value of its required configuration key ``Swift/String/fixtureGreeting`` it sees.
     public static let configured: ModuleID = "com.fixture.configured"
 
@@ -61,6 +64,16 @@ extension IsolationFixtures {
             module(sharer, activate: reportWhatIsRead, register: registerSharer),
             module(trapsInObserver, activate: trapOnTrigger, register: { $0.reads(.fixtureTrigger) }),
             module(trapsInHandler, activate: trapOnRequest, register: { $0.subscribes(to: FixtureRequest.self) }),
+            module(phased) { module in
+                module.publishes(FixtureReport.self)
+                module.participate(in: .backgroundRefresh) { context in
+                    try context.events.publish(FixtureReport("refreshed in \(getpid())"))
+                }
+                module.participate(in: "failing") { _ in throw Mismatch(description: "the fixture's phase fails") }
+                module.listen(to: .launched) { _, context in
+                    try context.events.publish(FixtureReport("launched in \(getpid())"))
+                }
+            },
             module(configured, activate: reportGreetings) { module in
                 module.configuration(.fixtureGreeting)
                 module.publishes(FixtureReport.self)

@@ -161,6 +161,32 @@ struct IsolationSharingTests {
         await kernel.shutdown()
     }
 
+    @Test("an isolated module's phase participants and host-event listeners run in its process; a failure is reported")
+    func phasesAndHostEvents() async throws {
+        let phased = IsolationFixtures.phased
+        let kernel = try isolatingKernel([phased], hostIsolates: [phased], clock: ManualClock())
+        let report = try await kernel.boot()
+        #expect(report[phased]?.state.isActive == true, "\(report.diagnostics)")
+        let child = try #require(kernel.status(of: phased)?.processIdentifier)
+        let reports = kernel.events.subscribe(to: FixtureReport.self)
+
+        let refresh = try await kernel.run(.backgroundRefresh)
+        #expect(refresh.entries.map(\.outcome) == [.completed])
+        #expect(await reports.first("refreshed in \(child)")?.sender == phased)
+        let launched = try await kernel.send(HostEvent(.launched))
+        #expect(launched.entries.map(\.outcome) == [.completed])
+        #expect(await reports.first("launched in \(child)")?.sender == phased)
+
+        let failing = try await kernel.run("failing")
+        guard case .failed(let reason) = failing.entries.first?.outcome else {
+            Issue.record("the failing participant was not reported: \(failing.entries)")
+            return
+        }
+        #expect(reason.contains("the fixture's phase fails"), "\(reason)")
+        #expect(await kernel.state(of: phased)?.isActive == true, "a failing participant does not fail the module")
+        await kernel.shutdown()
+    }
+
     @Test("an isolated module reads the configuration its host read for it, and each value the host reloads")
     func configuration() async throws {
         let configured = IsolationFixtures.configured

@@ -10,12 +10,13 @@ package struct CrossingProblem: Sendable, Hashable {
 
 extension ModuleRegistrar {
     /// The declarations of this module as a host keeps them when the module runs in another process: each
-    /// contribution's content is what `content` brings from there, encoded, and each link is handled there by
-    /// `open`. Services stay in the module's process (each is built and used there); whatever cannot cross is in
+    /// contribution's content is what `content` brings from there, encoded, each link is handled there by `open`,
+    /// and each lifecycle phase and host event the module takes part in is run there by `dispatch`. Services stay in the module's process (each is built and used there); whatever cannot cross is in
     /// ``crossingProblems``, which the validator reports and fails the module with rather than run it half.
     package func remote(
         content: @escaping @Sendable (_ point: String, _ id: String, _ call: Data?) async throws -> Data,
-        open: @escaping @Sendable (_ link: Deeplink) async throws -> Void
+        open: @escaping @Sendable (_ link: Deeplink) async throws -> Void,
+        dispatch: @escaping @Sendable (_ phase: LifecyclePhase?, _ event: HostEvent?) async throws -> Void
     ) -> ModuleRegistrar {
         var remote = ModuleRegistrar()
         remote.activation = activation
@@ -25,6 +26,13 @@ extension ModuleRegistrar {
         remote.crossingProblems = crossingProblems(content)
         remote.runsInOwnProcess = true
         remote.contributions = contributions.compactMap { $0.remote(content) }
+        // One stand-in per phase and per kind of event: the module's process runs all of its own for it.
+        remote.participants = Set(participants.map(\.phase)).sorted { $0.name < $1.name }.map { phase in
+            PhaseParticipant(phase: phase) { _ in try await dispatch(phase, nil) }
+        }
+        remote.listeners = Set(listeners.map(\.kind)).sorted { $0.name < $1.name }.map { kind in
+            HostEventListener(kind: kind) { event, _ in try await dispatch(nil, event) }
+        }
         remote.deeplinks = deeplinks.map { handler in
             DeeplinkHandler(
                 feature: handler.feature, action: handler.action, entitlement: handler.entitlement,
@@ -54,12 +62,6 @@ extension ModuleRegistrar {
                     problem: "uses the service \(key), which its process does not have (services do not cross "
                         + "the boundary: each is built and used in one process)",
                     fix: "Provide \(key) in the module itself, \(inProcess)."))
-        }
-        if !participants.isEmpty || !listeners.isEmpty {
-            problems.append(
-                CrossingProblem(
-                    problem: "runs work in lifecycle phases or host events, which do not cross to its process yet",
-                    fix: "Run the module in process."))
         }
         let crossing = Dictionary(interactions.eventTypes.map { ($0.name, $0) }) { first, _ in first }
         for name in Set(interactions.published + interactions.subscribed).sorted() where crossing[name] == nil {

@@ -93,8 +93,25 @@ enum BoundaryCall: Codable, Sendable {
     /// changes run on `base` (the values of the keys it writes, as the host will commit them) and it answers with
     /// what it recorded, a ``CrossingTransaction``. The host completes the delivery only on the answer.
     case deliver(handler: String, envelope: Data, base: [String: Data])
+    /// Run the module's participants in the lifecycle phase `phase`, or its listeners of the host event `event`.
+    case dispatch(phase: String?, event: CrossingHostEvent?)
     /// Answer at once: the heartbeat by which the host knows the child is not stopped or stuck.
     case ping
+}
+
+/// A host event as it crosses to a module's process.
+struct CrossingHostEvent: Codable, Sendable {
+    let kind: String
+    let url: String?
+    let attributes: [String: String]
+
+    init(_ event: HostEvent) {
+        kind = event.kind.name
+        url = event.url
+        attributes = event.attributes
+    }
+
+    var event: HostEvent { HostEvent(HostEvent.Kind(kind), url: url, attributes: attributes) }
 }
 
 /// The answer to a call.

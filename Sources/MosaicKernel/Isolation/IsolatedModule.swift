@@ -64,7 +64,10 @@ final class IsolatedModule: Sendable {
                     content: { [self] point, id, call in
                         try await self.call(.content(point: point, id: id, call: call)) ?? Data()
                     },
-                    open: { [self] link in _ = try await call(.open(url: link.url)) })
+                    open: { [self] link in _ = try await call(.open(url: link.url)) },
+                    dispatch: { [self] phase, event in
+                        _ = try await call(.dispatch(phase: phase?.name, event: event.map(CrossingHostEvent.init)))
+                    })
             },
             make: { [self] in ProcessModule(isolated: self) })
     }

@@ -122,6 +122,25 @@ private actor ModuleServer {
         case .open(let url):
             guard let kernel else { throw BoundaryError("the module is not active in its process") }
             if case .notHandled(let error) = await kernel.open(url) { throw error }
+        case .dispatch(let phase, let event):
+            guard let kernel else { throw BoundaryError("the module is not active in its process") }
+            let report: DispatchReport
+            if let phase {
+                report = try await kernel.run(LifecyclePhase(phase))
+            } else if let event {
+                report = try await kernel.send(event.event)
+            } else {
+                return nil
+            }
+            // The module's own participant or listener failed: the host reports why, as in process.
+            let failures = report.entries.compactMap { entry -> String? in
+                switch entry.outcome {
+                case .completed: nil
+                case .failed(let reason): reason
+                case .timedOut: "\(entry.module) did not finish \(report.name) within its process's time limit"
+                }
+            }
+            if !failures.isEmpty { throw BoundaryError(failures.joined(separator: "; ")) }
         case .deliver(let handler, let envelope, let base):
             return try await sharing.deliver(to: handler, envelope, base: base)
         }
