@@ -11,8 +11,9 @@ package struct CrossingProblem: Sendable, Hashable {
 extension ModuleRegistrar {
     /// The declarations of this module as a host keeps them when the module runs in another process: each
     /// contribution's content is what `content` brings from there, encoded, each link is handled there by `open`,
-    /// and each lifecycle phase and host event the module takes part in is run there by `dispatch`. Services stay in the module's process (each is built and used there); whatever cannot cross is in
-    /// ``crossingProblems``, which the validator reports and fails the module with rather than run it half.
+    /// and each lifecycle phase and host event the module takes part in is run there by `dispatch`. Services stay
+    /// in the module's process (each is built and used there); whatever cannot cross is in ``crossingProblems``,
+    /// which the validator reports and fails the module with rather than run it half.
     package func remote(
         content: @escaping @Sendable (_ point: String, _ id: String, _ call: Data?) async throws -> Data,
         open: @escaping @Sendable (_ link: Deeplink) async throws -> Void,
