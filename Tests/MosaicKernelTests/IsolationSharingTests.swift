@@ -192,14 +192,8 @@ struct IsolationSharingTests {
         let configured = IsolationFixtures.configured
         let key = AbsoluteConfigKey(["com", "fixture", "configured", "greeting"])
         let provider = MutableInMemoryProvider(initialValues: [key: "hello"])
-        var options = KernelOptions(clock: ManualClock())
-        options.isolation.executable = try stateWriter().path
-        options.isolation.modules = [configured]
-        options.isolation.heartbeatInterval = .seconds(3_600)
-        options.configurationProviders = [provider]
-        let fixtures = IsolationFixtures.catalog.entries.filter { $0.manifest.id == configured }.map(\.factory)
-        let kernel = Kernel(
-            catalog: catalog(fixtures + [bystander]), host: testHost, options: options, logger: quietLogger)
+        let kernel = try isolatingKernel(
+            [configured], hostIsolates: [configured], clock: ManualClock(), configuration: [provider])
         let reports = kernel.events.subscribe(to: FixtureReport.self)
         let report = try await kernel.boot()
         #expect(report[configured]?.state.isActive == true, "a required key without a default has its value there")

@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import IsolationFixtures
 import Mosaic
@@ -12,12 +13,14 @@ let bystander: ModuleFactory = serviceModule("com.app.bystander") { module in
 }
 
 /// A kernel over the fixture modules `ids` and the bystander, on `clock`, whose isolated modules run in
-/// `state-writer` processes; `hostIsolates` are isolated by the host (the others by their manifests, or not at all).
+/// `state-writer` processes; `hostIsolates` are isolated by the host (the others by their manifests, or not at all);
+/// `configuration` is where the host reads the modules' configuration.
 func isolatingKernel(
     _ ids: [ModuleID], hostIsolates: Set<ModuleID> = [], clock: ManualClock,
-    adjust: (inout IsolationOptions) -> Void = { _ in }
+    configuration: [any ConfigProvider] = [], adjust: (inout IsolationOptions) -> Void = { _ in }
 ) throws -> Kernel {
     var options = KernelOptions(clock: clock)
+    options.configurationProviders = configuration
     options.isolation.executable = try stateWriter().path
     options.isolation.modules = hostIsolates
     // Heartbeats of their own only where a test moves the clock for them.
